@@ -1,0 +1,3 @@
+module github.com/weft-hpc/weft
+
+go 1.26
