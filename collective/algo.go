@@ -1,0 +1,171 @@
+package collective
+
+import (
+	"fmt"
+	"strings"
+)
+
+// An algorithm is one way to run a collective. Each operation has a list of
+// algorithms in order of preference; the first that can run and prefers the
+// (ranks, arguments) runs, and the last one of each list takes everything.
+// WEFT_ALGO (or WithAlgorithm) forces a choice wherever the forced algorithm
+// can run. Every rank must pick the same one: the choice travels in each
+// frame and a difference is reported as a mismatch. docs/ALGORITHMS.md gives
+// each algorithm's cost.
+type algorithm struct {
+	name   string
+	id     uint8
+	op     opKind
+	can    func(n int, a *args) bool // structural: can it run at all (nil: always)
+	prefer func(n int, a *args) bool // default choice: is it the best here (nil: always)
+	run    func(x *exec, a *args) error
+}
+
+// Thresholds of the default choice, in bytes per rank's buffer. Measured on
+// the project's machines; see docs/BENCHMARKS.md.
+const (
+	smallAllReduce = 64 << 10 // recursive doubling below, ring above
+	smallBroadcast = 64 << 10 // binomial tree below, pipelined chain above
+	smallReduce    = 64 << 10 // binomial tree below, pipelined chain above
+	smallGather    = 16 << 10 // recursive doubling (power-of-two ranks) below, ring above
+)
+
+var algorithms = map[opKind][]*algorithm{
+	opAllReduce: {
+		{name: "rd", id: 1, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallAllReduce }, run: allreduceRD},
+		{name: "ring", id: 2, run: allreduceRing},
+	},
+	opBroadcast: {
+		{name: "tree", id: 3, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallBroadcast }, run: broadcastTree},
+		{name: "chain", id: 4, run: broadcastChain},
+	},
+	opReduce: {
+		{name: "tree", id: 5, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallReduce }, run: reduceTree},
+		{name: "chain", id: 6, run: reduceChain},
+	},
+	opAllGather: {
+		{name: "rd", id: 7, can: func(n int, a *args) bool { return isPow2(n) }, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallGather }, run: allgatherRD},
+		{name: "ring", id: 8, run: allgatherRing},
+	},
+	opAllGatherV: {
+		{name: "ring", id: 9, run: allgatherRing},
+	},
+	opReduceScatter: {
+		{name: "rd", id: 10, prefer: func(n int, a *args) bool { return a.count*n*a.dt.Size() <= smallAllReduce }, run: reducescatterRD},
+		{name: "ring", id: 11, run: reducescatterRing},
+	},
+	opAllToAll: {
+		{name: "pairwise", id: 12, run: alltoallPairwise},
+	},
+	opAllToAllV: {
+		{name: "pairwise", id: 13, run: alltoallPairwise},
+	},
+	opBarrier: {
+		{name: "dissemination", id: 14, run: barrierDissemination},
+	},
+	opSplit: {
+		{name: "ring", id: 15, run: allgatherRing},
+	},
+}
+
+var algoIDs [256]*algorithm
+
+func init() {
+	for op, list := range algorithms {
+		for _, a := range list {
+			if algoIDs[a.id] != nil {
+				panic(fmt.Sprintf("collective: algorithm id %d used twice", a.id))
+			}
+			a.op = op
+			algoIDs[a.id] = a
+		}
+	}
+}
+
+func algoByID(id uint8) *algorithm { return algoIDs[id] }
+
+func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// pick chooses the algorithm for an operation.
+func (ep *endpoint) pick(op opKind, n int, a *args) *algorithm {
+	list := algorithms[op]
+	if name, ok := ep.cfg.algo[op]; ok {
+		for _, alg := range list {
+			if alg.name == name && (alg.can == nil || alg.can(n, a)) {
+				return alg
+			}
+		}
+	}
+	for _, alg := range list {
+		if (alg.can == nil || alg.can(n, a)) && (alg.prefer == nil || alg.prefer(n, a)) {
+			return alg
+		}
+	}
+	return list[len(list)-1]
+}
+
+// parseAlgo reads WEFT_ALGO: a name for every operation that has it
+// ("ring"), or per-operation choices ("allreduce=ring,broadcast=chain").
+func parseAlgo(s string) (map[opKind]string, error) {
+	m := make(map[opKind]string)
+	if s == "" {
+		return m, nil
+	}
+	known := func(op opKind, name string) bool {
+		for _, a := range algorithms[op] {
+			if a.name == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		opName, name, perOp := strings.Cut(item, "=")
+		if !perOp {
+			found := false
+			for op := range algorithms {
+				if known(op, item) {
+					m[op] = item
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("no operation has an algorithm named %q", item)
+			}
+			continue
+		}
+		var op opKind
+		for k := opAllReduce; k <= opBarrier; k++ {
+			if k.String() == opName {
+				op = k
+			}
+		}
+		if op == 0 {
+			return nil, fmt.Errorf("unknown operation %q in %q", opName, item)
+		}
+		if !known(op, name) {
+			var names []string
+			for _, a := range algorithms[op] {
+				names = append(names, a.name)
+			}
+			return nil, fmt.Errorf("%v has no algorithm %q (it has %s)", op, name, strings.Join(names, ", "))
+		}
+		m[op] = name
+	}
+	return m, nil
+}
+
+// part returns the offset and length of part i when n items are cut into k
+// parts whose sizes differ by at most one.
+func part(n, k, i int) (off, size int) {
+	q, r := n/k, n%k
+	off = i*q + min(i, r)
+	size = q
+	if i < r {
+		size++
+	}
+	return off, size
+}
+
+func mod(a, n int) int { return ((a % n) + n) % n }

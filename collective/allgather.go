@@ -1,0 +1,114 @@
+package collective
+
+// blocks returns the element offset and length of every rank's block: from
+// counts when given (the V forms), else count each.
+func blocks(n, count int, counts []int) (off, size []int) {
+	off, size = make([]int, n), make([]int, n)
+	o := 0
+	for i := range n {
+		c := count
+		if counts != nil {
+			c = counts[i]
+		}
+		off[i], size[i] = o, c
+		o += c
+	}
+	return off, size
+}
+
+// allgatherRing passes blocks around the ring: in step s every rank sends
+// the block it received in step s-1 (its own in step 0) to the right. n-1
+// steps, each rank sends (n-1)/n of the result. Blocks move in chunks and a
+// chunk is forwarded as soon as it lands, so steps overlap. It serves
+// AllGather, AllGatherV and Split.
+func allgatherRing(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	es := a.dt.Size()
+	off, size := blocks(n, a.count, a.counts)
+	if a.counts == nil && len(a.send) > 0 || a.counts != nil && size[r] > 0 {
+		copy(a.recv[off[r]*es:], a.send)
+	}
+	if n == 1 {
+		return nil
+	}
+	right, left := mod(r+1, n), mod(r-1, n)
+	maxBlock := 0
+	for _, s := range size {
+		maxBlock = max(maxBlock, s)
+	}
+	chunkEl := max(1, x.chunk/es)
+	nc := max(1, (maxBlock+chunkEl-1)/chunkEl)
+	chunk := func(b, j int) []byte {
+		o, l := part(size[b], nc, j)
+		return a.recv[(off[b]+o)*es : (off[b]+o+l)*es]
+	}
+	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
+	// Receives land in place and each region is written once: post them all.
+	slots := make([]*slot, (n-1)*nc)
+	for s := 0; s < n-1; s++ {
+		b := mod(r-s-1, n)
+		for j := range nc {
+			if c := chunk(b, j); len(c) > 0 || j == 0 {
+				sl, err := x.recv(left, tag(s, j), c)
+				if err != nil {
+					return err
+				}
+				slots[s*nc+j] = sl
+			}
+		}
+	}
+	for j := range nc {
+		if c := chunk(r, j); len(c) > 0 || j == 0 {
+			if err := x.send(right, tag(0, j), c); err != nil {
+				return err
+			}
+		}
+	}
+	for s := 0; s < n-1; s++ {
+		b := mod(r-s-1, n)
+		for j := range nc {
+			sl := slots[s*nc+j]
+			if sl == nil {
+				continue
+			}
+			if err := x.wait(sl); err != nil {
+				return err
+			}
+			if s < n-2 {
+				if err := x.send(right, tag(s+1, j), chunk(b, j)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// allgatherRD is recursive doubling for a power-of-two number of ranks: in
+// round k each rank swaps everything it has (2^k blocks) with the rank
+// 2^k away. log2(n) rounds, for small blocks.
+func allgatherRD(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	es := a.dt.Size()
+	off, size := blocks(n, a.count, a.counts)
+	copy(a.recv[off[r]*es:], a.send)
+	span := func(first, k int) []byte {
+		last := first + k - 1
+		return a.recv[off[first]*es : (off[last]+size[last])*es]
+	}
+	for mask, tag := 1, uint32(0); mask < n; mask, tag = mask<<1, tag+1 {
+		partner := r ^ mask
+		mine, theirs := r&^(mask-1), partner&^(mask-1)
+		s, err := x.recv(partner, tag, span(theirs, mask))
+		if err != nil {
+			return err
+		}
+		if err := x.send(partner, tag, span(mine, mask)); err != nil {
+			return err
+		}
+		if err := x.wait(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package collective
+
+// allreduceRD is recursive doubling, for small buffers: log2(p) exchanges
+// of the whole buffer with partners at doubling distances, where p is the
+// largest power of two <= n. With n not a power of two, the first 2(n-p)
+// ranks pair up first: the even one hands its data to the odd one and waits
+// for the result. Both partners of an exchange compute lower-rank's data op
+// higher-rank's data, so every rank ends with the same bits.
+func allreduceRD(x *exec, a *args) error {
+	n := x.c.size
+	if len(a.send) > 0 && &a.recv[0] != &a.send[0] {
+		copy(a.recv, a.send)
+	}
+	if n == 1 || a.count == 0 {
+		x.finishAvg(a.recv)
+		return nil
+	}
+	if err := recursiveDoubling(x, a.recv, 0); err != nil {
+		return err
+	}
+	x.finishAvg(a.recv)
+	return nil
+}
+
+// recursiveDoubling reduces buf in place across the communicator; tags
+// start at tag0.
+func recursiveDoubling(x *exec, buf []byte, tag0 uint32) error {
+	n, r := x.c.size, x.c.rank
+	p := 1
+	for p*2 <= n {
+		p *= 2
+	}
+	rem := n - p
+	nr := r - rem // rank among the p that exchange; -1 for ranks sitting out
+	tag := tag0
+	if r < 2*rem {
+		if r%2 == 0 {
+			if err := x.send(r+1, tag, buf); err != nil {
+				return err
+			}
+			nr = -1
+		} else {
+			s, err := x.recvTemp(r-1, tag, len(buf))
+			if err != nil {
+				return err
+			}
+			if err := x.wait(s); err != nil {
+				return err
+			}
+			x.reduce(buf, s.buf, buf)
+			s.release()
+			nr = r / 2
+		}
+	}
+	tag++
+	if nr >= 0 {
+		for mask := 1; mask < p; mask <<= 1 {
+			pn := nr ^ mask
+			partner := pn + rem
+			if pn < rem {
+				partner = 2*pn + 1
+			}
+			s, err := x.recvTemp(partner, tag, len(buf))
+			if err != nil {
+				return err
+			}
+			if err := x.send(partner, tag, buf); err != nil {
+				return err
+			}
+			if err := x.wait(s); err != nil {
+				return err
+			}
+			if partner < r {
+				x.reduce(buf, s.buf, buf)
+			} else {
+				x.reduce(buf, buf, s.buf)
+			}
+			s.release()
+			tag++
+		}
+	}
+	if r < 2*rem {
+		if r%2 == 1 {
+			return x.send(r-1, tag0+31, buf)
+		}
+		s, err := x.recv(r+1, tag0+31, buf)
+		if err != nil {
+			return err
+		}
+		return x.wait(s)
+	}
+	return nil
+}

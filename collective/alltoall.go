@@ -1,0 +1,56 @@
+package collective
+
+// alltoallPairwise posts every receive in place, then sends block j to rank
+// r+1, r+2, ... in turn, so that in each round every rank sends to a
+// different rank and no link is hit twice at once. n-1 rounds. It serves
+// AllToAll and AllToAllV.
+func alltoallPairwise(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	es := a.dt.Size()
+	soff, ssize := blocks(n, a.count, a.counts)
+	roff, rsize := blocks(n, a.count, a.rcounts)
+	sblock := func(i int) []byte { return a.send[soff[i]*es : (soff[i]+ssize[i])*es] }
+	rblock := func(i int) []byte { return a.recv[roff[i]*es : (roff[i]+rsize[i])*es] }
+	copy(rblock(r), sblock(r))
+	slots := make([]*slot, n)
+	for k := 1; k < n; k++ {
+		from := mod(r-k, n)
+		s, err := x.recv(from, 0, rblock(from))
+		if err != nil {
+			return err
+		}
+		slots[from] = s
+	}
+	for k := 1; k < n; k++ {
+		if err := x.send(mod(r+k, n), 0, sblock(mod(r+k, n))); err != nil {
+			return err
+		}
+	}
+	for k := 1; k < n; k++ {
+		if err := x.wait(slots[mod(r-k, n)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// barrierDissemination: in round k every rank signals rank r+2^k and waits
+// for rank r-2^k; after ceil(log2 n) rounds every rank has heard, directly
+// or not, from every other.
+func barrierDissemination(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	empty := []byte{}
+	for k, tag := 1, uint32(0); k < n; k, tag = k<<1, tag+1 {
+		s, err := x.recv(mod(r-k, n), tag, empty)
+		if err != nil {
+			return err
+		}
+		if err := x.send(mod(r+k, n), tag, empty); err != nil {
+			return err
+		}
+		if err := x.wait(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package collective
+
+// broadcastTree is the binomial tree: ceil(log2 n) rounds; in round k the
+// 2^k ranks that have the data send it to as many others. Latency-optimal
+// for small buffers; the root's link carries the whole buffer log2(n) times.
+func broadcastTree(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	if n == 1 || len(a.recv) == 0 {
+		return nil
+	}
+	vr := mod(r-a.root, n)
+	real := func(v int) int { return mod(v+a.root, n) }
+	mask := 1
+	for mask < n {
+		if vr&mask != 0 {
+			s, err := x.recv(real(vr-mask), 0, a.recv)
+			if err != nil {
+				return err
+			}
+			if err := x.wait(s); err != nil {
+				return err
+			}
+			break
+		}
+		mask <<= 1
+	}
+	for mask >>= 1; mask > 0; mask >>= 1 {
+		if vr+mask < n {
+			if err := x.send(real(vr+mask), 0, a.recv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// broadcastChain pipelines the buffer along the chain root, root+1, ...,
+// chunk by chunk: every rank forwards chunk j as soon as it has it, so the
+// time is about S/B + (n-2) chunks/B and every link carries S once.
+func broadcastChain(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	if n == 1 || len(a.recv) == 0 {
+		return nil
+	}
+	vr := mod(r-a.root, n)
+	prev, next := mod(r-1, n), mod(r+1, n)
+	es := a.dt.Size()
+	chunkEl := max(1, x.chunk/es)
+	nc := max(1, (a.count+chunkEl-1)/chunkEl)
+	chunk := func(j int) []byte {
+		o, l := part(a.count, nc, j)
+		return a.recv[o*es : (o+l)*es]
+	}
+	slots := make([]*slot, nc)
+	if vr > 0 {
+		for j := range nc {
+			s, err := x.recv(prev, uint32(j), chunk(j))
+			if err != nil {
+				return err
+			}
+			slots[j] = s
+		}
+	}
+	for j := range nc {
+		if vr > 0 {
+			if err := x.wait(slots[j]); err != nil {
+				return err
+			}
+		}
+		if vr < n-1 {
+			if err := x.send(next, uint32(j), chunk(j)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,631 @@
+// Package collectivetest is the conformance suite every Communicator
+// implementation runs, as gonum's testblas is for BLAS implementations and
+// x/net's nettest for net.Conn: each backend's test file calls Run (all
+// ranks in one process) or RunRank (one rank per process, under mpirun).
+//
+// Every rank runs the same cases in the same order. Inputs are generated
+// from (case, rank), so each rank computes the serial reference of every
+// case by itself and checks its own result against it, bit for bit. The
+// values are chosen so that the exact result does not depend on the order
+// of reduction (small integers for sums and products); one case uses
+// random floats and checks instead that every rank holds the same bits.
+package collectivetest
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/half"
+	"github.com/weft-hpc/weft/internal/reduce"
+)
+
+// Options trims the suite.
+type Options struct {
+	// Big is the size in bytes of the large cases (0: 1 MiB plus a few
+	// elements, so that chunking, pipelining and uneven segments all run).
+	Big int
+	// Short drops the large cases of the less common types.
+	Short bool
+	// Timeout bounds each case (0: one minute).
+	Timeout time.Duration
+}
+
+// Case is one check. Run is called on every rank, in the same order.
+type Case struct {
+	Name string
+	Run  func(ctx context.Context, c collective.Communicator) error
+}
+
+// Cases returns the suite for communicators of size n.
+func Cases(n int, o Options) []Case {
+	big := o.Big
+	if big == 0 {
+		big = 1 << 20
+	}
+	var cs []Case
+	add := func(name string, f func(ctx context.Context, c collective.Communicator) error) {
+		cs = append(cs, Case{Name: name, Run: f})
+	}
+	counts := func(dt collective.DType) []int {
+		out := []int{0, 1, 7, 1001}
+		if !o.Short || dt == collective.Float32 || dt == collective.Float16 || dt == collective.Int64 {
+			out = append(out, big/dt.Size()+3)
+		}
+		return out
+	}
+	for _, dt := range collective.DTypes {
+		for _, op := range collective.Ops {
+			if op == collective.Avg && !dt.IsFloat() {
+				continue
+			}
+			for _, cnt := range counts(dt) {
+				for _, inPlace := range []bool{false, true} {
+					if inPlace && cnt > 1001 && op != collective.Sum {
+						continue
+					}
+					add(fmt.Sprintf("allreduce/%v/%v/count=%d/inplace=%v", dt, op, cnt, inPlace), allReduceCase(dt, op, cnt, inPlace))
+				}
+				if op == collective.Sum || op == collective.Max || cnt <= 1001 {
+					per := cnt / n
+					if cnt > 1001 {
+						per = cnt/n + 1
+					}
+					add(fmt.Sprintf("reducescatter/%v/%v/count=%d", dt, op, per), reduceScatterCase(dt, op, per))
+					for _, root := range []int{0, n - 1} {
+						add(fmt.Sprintf("reduce/%v/%v/count=%d/root=%d", dt, op, cnt, root), reduceCase(dt, op, cnt, root))
+					}
+				}
+			}
+		}
+		for _, cnt := range counts(dt) {
+			for _, root := range []int{0, n / 2} {
+				add(fmt.Sprintf("broadcast/%v/count=%d/root=%d", dt, cnt, root), broadcastCase(dt, cnt, root))
+			}
+			per := cnt / n
+			if cnt > 1001 {
+				per = cnt/n + 1
+			}
+			add(fmt.Sprintf("allgather/%v/count=%d", dt, per), allGatherCase(dt, per, false))
+			add(fmt.Sprintf("allgatherv/%v/count~%d", dt, per), allGatherCase(dt, per, true))
+			add(fmt.Sprintf("alltoall/%v/count=%d", dt, per), allToAllCase(dt, per, false))
+			add(fmt.Sprintf("alltoallv/%v/count~%d", dt, per), allToAllCase(dt, per, true))
+		}
+	}
+	add("allreduce/float32/random/bitwise-identical", randomBitsCase(collective.Float32, big/4+5))
+	add("allreduce/float16/random/bitwise-identical", randomBitsCase(collective.Float16, 1001))
+	add("barrier", func(ctx context.Context, c collective.Communicator) error { return c.Barrier(ctx) })
+	add("sendrecv/ring", sendRecvCase(1001))
+	add("sendrecv/ring/big", sendRecvCase(big/4+1))
+	add("nonblocking/overlap", nonBlockingCase(big/4+9))
+	add("split", splitCase)
+	return cs
+}
+
+// Run runs the suite for each n on communicators from newComms, all ranks
+// as goroutines of this process, reporting failures on t.
+func Run(t *testing.T, ns []int, newComms func(n int) ([]collective.Communicator, error), o Options) {
+	for _, n := range ns {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			comms, err := newComms(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make([][]error, n)
+			for r, c := range comms {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[r] = RunRank(context.Background(), c, o)
+					c.Close()
+				}()
+			}
+			wg.Wait()
+			for r, es := range errs {
+				for _, e := range es {
+					t.Errorf("rank %d: %v", r, e)
+				}
+			}
+		})
+	}
+}
+
+// RunRank runs every case on c, one rank's share of the suite, and returns
+// the failures. It stops at the first case whose collective returns an
+// error (the communicator is then aborted).
+func RunRank(ctx context.Context, c collective.Communicator, o Options) []error {
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	var errs []error
+	for _, cs := range Cases(c.Size(), o) {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		err := cs.Run(cctx, c)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", cs.Name, err))
+			if _, bad := err.(*wrongResult); !bad {
+				return errs
+			}
+		}
+	}
+	return errs
+}
+
+// wrongResult is a check that failed on a communicator that still works.
+type wrongResult struct{ msg string }
+
+func (w *wrongResult) Error() string { return w.msg }
+
+func wrong(format string, a ...any) error { return &wrongResult{fmt.Sprintf(format, a...)} }
+
+// value is the input element i of rank r for a case: small integers whose
+// reductions are exact in every type, whatever the order.
+func value(dt collective.DType, op collective.Op, r, i int) float64 {
+	h := uint32(r*7919 + i*104729 + 17)
+	h ^= h >> 13
+	h *= 0x5bd1e995
+	h ^= h >> 15
+	switch op {
+	case collective.Prod:
+		return [...]float64{1, -1, 2, 1, 1}[h%5]
+	case collective.Min, collective.Max:
+		if dt == collective.Uint8 {
+			return float64(h % 250)
+		}
+		return float64(int(h%201) - 100)
+	default:
+		if dt == collective.Uint8 {
+			return float64(h % 4)
+		}
+		return float64(int(h%7) - 3)
+	}
+}
+
+func encode(dt collective.DType, vals []float64) []byte {
+	es := dt.Size()
+	b := make([]byte, len(vals)*es)
+	for i, v := range vals {
+		p := b[i*es:]
+		switch dt {
+		case collective.Float32:
+			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(v)))
+		case collective.Float64:
+			binary.LittleEndian.PutUint64(p, math.Float64bits(v))
+		case collective.Float16:
+			binary.LittleEndian.PutUint16(p, half.F32ToF16(float32(v)))
+		case collective.BFloat16:
+			binary.LittleEndian.PutUint16(p, half.F32ToBF16(float32(v)))
+		case collective.Int32:
+			binary.LittleEndian.PutUint32(p, uint32(int32(v)))
+		case collective.Int64:
+			binary.LittleEndian.PutUint64(p, uint64(int64(v)))
+		case collective.Uint8:
+			p[0] = uint8(int64(v))
+		}
+	}
+	return b
+}
+
+func decode(dt collective.DType, b []byte, i int) float64 {
+	p := b[i*dt.Size():]
+	switch dt {
+	case collective.Float32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(p)))
+	case collective.Float64:
+		return math.Float64frombits(binary.LittleEndian.Uint64(p))
+	case collective.Float16:
+		return float64(half.F16ToF32(binary.LittleEndian.Uint16(p)))
+	case collective.BFloat16:
+		return float64(half.BF16ToF32(binary.LittleEndian.Uint16(p)))
+	case collective.Int32:
+		return float64(int32(binary.LittleEndian.Uint32(p)))
+	case collective.Int64:
+		return float64(int64(binary.LittleEndian.Uint64(p)))
+	}
+	return float64(p[0])
+}
+
+// memo keeps recently generated inputs and references: ranks in one
+// process run the same case at about the same time, and generating large
+// inputs dominates the suite's run time under -race.
+var memo struct {
+	sync.Mutex
+	m     map[memoKey][]byte
+	order []memoKey
+	bytes int
+}
+
+type memoKey struct {
+	ref            bool
+	dt             collective.DType
+	op             collective.Op
+	r, off, cnt, n int
+}
+
+const memoBytes = 64 << 20
+
+func memoized(k memoKey, gen func() []byte) []byte {
+	memo.Lock()
+	b, ok := memo.m[k]
+	memo.Unlock()
+	if !ok {
+		b = gen()
+		memo.Lock()
+		if memo.m == nil {
+			memo.m = make(map[memoKey][]byte)
+		}
+		if _, dup := memo.m[k]; !dup {
+			memo.m[k] = b
+			memo.order = append(memo.order, k)
+			memo.bytes += len(b)
+			for memo.bytes > memoBytes && len(memo.order) > 1 {
+				old := memo.order[0]
+				memo.order = memo.order[1:]
+				memo.bytes -= len(memo.m[old])
+				delete(memo.m, old)
+			}
+		}
+		memo.Unlock()
+	}
+	return append([]byte(nil), b...)
+}
+
+func input(dt collective.DType, op collective.Op, r, off, cnt int) []byte {
+	return memoized(memoKey{dt: dt, op: op, r: r, off: off, cnt: cnt}, func() []byte {
+		v := make([]float64, cnt)
+		for i := range v {
+			v[i] = value(dt, op, r, off+i)
+		}
+		return encode(dt, v)
+	})
+}
+
+// reference folds the inputs of all n ranks serially.
+func reference(dt collective.DType, op collective.Op, n, off, cnt int) []byte {
+	return memoized(memoKey{ref: true, dt: dt, op: op, off: off, cnt: cnt, n: n}, func() []byte {
+		acc := input(dt, op, 0, off, cnt)
+		for r := 1; r < n; r++ {
+			reduce.Apply(reduce.Type(dt), reduce.Op(op), acc, acc, input(dt, op, r, off, cnt))
+		}
+		if op == collective.Avg {
+			reduce.Scale(reduce.Type(dt), acc, n)
+		}
+		return acc
+	})
+}
+
+func compare(dt collective.DType, got, want []byte) error {
+	if len(got) != len(want) {
+		return wrong("result has %d bytes, want %d", len(got), len(want))
+	}
+	es := dt.Size()
+	for i := 0; i < len(got); i += es {
+		for k := 0; k < es; k++ {
+			if got[i+k] != want[i+k] {
+				return wrong("element %d = %v, want %v (of %d)", i/es, decode(dt, got, i/es), decode(dt, want, i/es), len(got)/es)
+			}
+		}
+	}
+	return nil
+}
+
+func allReduceCase(dt collective.DType, op collective.Op, cnt int, inPlace bool) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		send := input(dt, op, c.Rank(), 0, cnt)
+		recv := send
+		if !inPlace {
+			recv = make([]byte, len(send))
+		}
+		if err := c.AllReduce(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), op); err != nil {
+			return err
+		}
+		if !inPlace {
+			if err := compare(dt, send, input(dt, op, c.Rank(), 0, cnt)); err != nil {
+				return wrong("send buffer changed: %v", err)
+			}
+		}
+		return compare(dt, recv, reference(dt, op, c.Size(), 0, cnt))
+	}
+}
+
+func reduceScatterCase(dt collective.DType, op collective.Op, per int) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		n := c.Size()
+		send := input(dt, op, c.Rank(), 0, per*n)
+		recv := make([]byte, per*dt.Size())
+		if err := c.ReduceScatter(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), op); err != nil {
+			return err
+		}
+		return compare(dt, recv, reference(dt, op, n, c.Rank()*per, per))
+	}
+}
+
+func reduceCase(dt collective.DType, op collective.Op, cnt, root int) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		send := input(dt, op, c.Rank(), 0, cnt)
+		var recv collective.Buffer
+		var out []byte
+		if c.Rank() == root {
+			out = make([]byte, len(send))
+			recv = collective.Raw(out, dt)
+		}
+		if err := c.Reduce(ctx, collective.Raw(send, dt), recv, op, root); err != nil {
+			return err
+		}
+		if c.Rank() != root {
+			return nil
+		}
+		return compare(dt, out, reference(dt, op, c.Size(), 0, cnt))
+	}
+}
+
+func broadcastCase(dt collective.DType, cnt, root int) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		buf := make([]byte, cnt*dt.Size())
+		if c.Rank() == root {
+			buf = input(dt, collective.Sum, root, 0, cnt)
+		}
+		if err := c.Broadcast(ctx, collective.Raw(buf, dt), root); err != nil {
+			return err
+		}
+		return compare(dt, buf, input(dt, collective.Sum, root, 0, cnt))
+	}
+}
+
+// vcount is rank r's block in the V cases: uneven, some empty.
+func vcount(per, r int) int {
+	if r%3 == 1 {
+		return 0
+	}
+	return per + r*3%5
+}
+
+func allGatherCase(dt collective.DType, per int, v bool) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		n := c.Size()
+		counts := make([]int, n)
+		var want []byte
+		for r := range n {
+			counts[r] = per
+			if v {
+				counts[r] = vcount(per, r)
+			}
+			want = append(want, input(dt, collective.Sum, r, 0, counts[r])...)
+		}
+		send := input(dt, collective.Sum, c.Rank(), 0, counts[c.Rank()])
+		recv := make([]byte, len(want))
+		var err error
+		if v {
+			err = c.AllGatherV(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), counts)
+		} else {
+			err = c.AllGather(ctx, collective.Raw(send, dt), collective.Raw(recv, dt))
+		}
+		if err != nil {
+			return err
+		}
+		return compare(dt, recv, want)
+	}
+}
+
+func allToAllCase(dt collective.DType, per int, v bool) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		n, me := c.Size(), c.Rank()
+		// Rank s sends cnt(s, d) elements to rank d: block d of its send,
+		// generated from (s, d).
+		cnt := func(s, d int) int {
+			if !v {
+				return per
+			}
+			return vcount(per, s+2*d)
+		}
+		block := func(s, d int) []byte { return input(dt, collective.Sum, s*1000+d, 0, cnt(s, d)) }
+		var send, want []byte
+		sc, rc := make([]int, n), make([]int, n)
+		for d := range n {
+			send = append(send, block(me, d)...)
+			sc[d] = cnt(me, d)
+		}
+		for s := range n {
+			want = append(want, block(s, me)...)
+			rc[s] = cnt(s, me)
+		}
+		recv := make([]byte, len(want))
+		var err error
+		if v {
+			err = c.AllToAllV(ctx, collective.Raw(send, dt), sc, collective.Raw(recv, dt), rc)
+		} else {
+			err = c.AllToAll(ctx, collective.Raw(send, dt), collective.Raw(recv, dt))
+		}
+		if err != nil {
+			return err
+		}
+		return compare(dt, recv, want)
+	}
+}
+
+// randomBitsCase reduces random floats (where the order of reduction
+// changes the low bits) and checks that every rank got the same bits.
+func randomBitsCase(dt collective.DType, cnt int) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		vals := make([]float64, cnt)
+		s := uint64(c.Rank()*7 + 1)
+		for i := range vals {
+			s = s*6364136223846793005 + 1442695040888963407
+			vals[i] = float64(int64(s>>11))/float64(1<<52) - 1
+		}
+		buf := encode(dt, vals)
+		if err := c.AllReduce(ctx, collective.Raw(buf, dt), collective.Raw(buf, dt), collective.Sum); err != nil {
+			return err
+		}
+		h := fnv.New64a()
+		h.Write(buf)
+		mine := []int64{int64(h.Sum64())}
+		all := make([]int64, c.Size())
+		if err := c.AllGather(ctx, collective.Buf(mine), collective.Buf(all)); err != nil {
+			return err
+		}
+		for r, x := range all {
+			if x != all[0] {
+				return wrong("rank %d's result hashes to %x, rank 0's to %x", r, uint64(x), uint64(all[0]))
+			}
+		}
+		return nil
+	}
+}
+
+func sendRecvCase(cnt int) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		n, me := c.Size(), c.Rank()
+		if n == 1 {
+			return nil
+		}
+		right, left := (me+1)%n, (me+n-1)%n
+		// Two messages with the same tag must arrive in order; a third with
+		// another tag is received first.
+		a, b := input(collective.Float32, collective.Sum, me, 0, cnt), input(collective.Float32, collective.Sum, me, 5, cnt)
+		other := []int64{int64(me)}
+		reqs := []collective.Request{
+			c.ISend(collective.Raw(a, collective.Float32), right, 1),
+			c.ISend(collective.Raw(b, collective.Float32), right, 1),
+			c.ISend(collective.Buf(other), right, 2),
+		}
+		got2 := make([]int64, 1)
+		if err := c.Recv(ctx, collective.Buf(got2), left, 2); err != nil {
+			return err
+		}
+		ga, gb := make([]byte, len(a)), make([]byte, len(b))
+		if err := c.Recv(ctx, collective.Raw(ga, collective.Float32), left, 1); err != nil {
+			return err
+		}
+		if err := c.Recv(ctx, collective.Raw(gb, collective.Float32), left, 1); err != nil {
+			return err
+		}
+		for _, r := range reqs {
+			if err := r.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		if got2[0] != int64(left) {
+			return wrong("tag 2 carried %d, want %d", got2[0], left)
+		}
+		if err := compare(collective.Float32, ga, input(collective.Float32, collective.Sum, left, 0, cnt)); err != nil {
+			return wrong("first message: %v", err)
+		}
+		if err := compare(collective.Float32, gb, input(collective.Float32, collective.Sum, left, 5, cnt)); err != nil {
+			return wrong("second message: %v", err)
+		}
+		return nil
+	}
+}
+
+// nonBlockingCase issues several operations before waiting for any, and
+// polls with Test.
+func nonBlockingCase(cnt int) func(context.Context, collective.Communicator) error {
+	return func(ctx context.Context, c collective.Communicator) error {
+		n, me := c.Size(), c.Rank()
+		dt := collective.Float32
+		x := input(dt, collective.Sum, me, 0, cnt)
+		y := input(dt, collective.Max, me, 3, 100)
+		bc := make([]byte, 4*257)
+		if me == n-1 {
+			bc = input(dt, collective.Sum, 77, 0, 257)
+		}
+		reqs := []collective.Request{
+			c.IAllReduce(collective.Raw(x, dt), collective.Raw(x, dt), collective.Sum),
+			c.IAllReduce(collective.Raw(y, dt), collective.Raw(y, dt), collective.Max),
+			c.IBroadcast(collective.Raw(bc, dt), n-1),
+			c.IBarrier(),
+		}
+		for {
+			done := true
+			for _, r := range reqs {
+				ok, err := r.Test()
+				if err != nil {
+					return err
+				}
+				done = done && ok
+			}
+			if done {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Microsecond):
+			}
+		}
+		for _, r := range reqs {
+			if err := r.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		if err := compare(dt, x, reference(dt, collective.Sum, n, 0, cnt)); err != nil {
+			return wrong("iallreduce sum: %v", err)
+		}
+		if err := compare(dt, y, referenceAt(dt, collective.Max, n, 3, 100)); err != nil {
+			return wrong("iallreduce max: %v", err)
+		}
+		return compare(dt, bc, input(dt, collective.Sum, 77, 0, 257))
+	}
+}
+
+func referenceAt(dt collective.DType, op collective.Op, n, off, cnt int) []byte {
+	acc := input(dt, op, 0, off, cnt)
+	for r := 1; r < n; r++ {
+		reduce.Apply(reduce.Type(dt), reduce.Op(op), acc, acc, input(dt, op, r, off, cnt))
+	}
+	return acc
+}
+
+// splitCase splits by parity with keys that reverse the order, leaves the
+// last rank out when there are more than two, and reduces in each part.
+func splitCase(ctx context.Context, c collective.Communicator) error {
+	n, me := c.Size(), c.Rank()
+	color := me % 2
+	if n > 2 && me == n-1 {
+		color = collective.Undefined
+	}
+	sub, err := c.Split(ctx, color, -me)
+	if err != nil {
+		return err
+	}
+	if color == collective.Undefined {
+		if sub != nil {
+			return wrong("rank with Undefined color got a communicator")
+		}
+		return nil
+	}
+	var members []int
+	for r := n - 1; r >= 0; r-- {
+		if r%2 == color && !(n > 2 && r == n-1) {
+			members = append(members, r)
+		}
+	}
+	if sub.Size() != len(members) {
+		return wrong("sub-communicator has %d ranks, want %d", sub.Size(), len(members))
+	}
+	if members[sub.Rank()] != me {
+		return wrong("rank %d got sub-rank %d", me, sub.Rank())
+	}
+	x := []int64{int64(me), 1}
+	if err := sub.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum); err != nil {
+		return err
+	}
+	want := int64(0)
+	for _, m := range members {
+		want += int64(m)
+	}
+	if x[0] != want || x[1] != int64(len(members)) {
+		return wrong("sub-communicator allreduce = %v, want [%d %d]", x, want, len(members))
+	}
+	return sub.Close()
+}

@@ -1,0 +1,155 @@
+package collective
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/weft-hpc/weft/internal/half"
+	"github.com/weft-hpc/weft/internal/reduce"
+)
+
+// DType is the element type of a buffer. The numbering is part of the wire
+// format and of the C ABI of later backends: do not reorder.
+type DType uint8
+
+const (
+	Float32  DType = DType(reduce.Float32)
+	Float64  DType = DType(reduce.Float64)
+	Float16  DType = DType(reduce.Float16)
+	BFloat16 DType = DType(reduce.BFloat16)
+	Int32    DType = DType(reduce.Int32)
+	Int64    DType = DType(reduce.Int64)
+	Uint8    DType = DType(reduce.Uint8)
+)
+
+// DTypes lists every supported element type.
+var DTypes = []DType{Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8}
+
+// Size is the size of one element in bytes (0 for an invalid DType).
+func (d DType) Size() int { return reduce.Type(d).Size() }
+
+// Valid reports whether d is a supported element type.
+func (d DType) Valid() bool { return reduce.Type(d).Valid() }
+
+// IsFloat reports whether d is a floating-point type (the types Avg accepts).
+func (d DType) IsFloat() bool {
+	switch d {
+	case Float32, Float64, Float16, BFloat16:
+		return true
+	}
+	return false
+}
+
+func (d DType) String() string { return reduce.Type(d).String() }
+
+// ParseDType parses a type name as printed by String ("float32", "bf16"
+// and the nccl-tests short names "float", "double", "half", "int", "uint8"
+// are accepted too).
+func ParseDType(s string) (DType, error) {
+	switch s {
+	case "float32", "float", "f32":
+		return Float32, nil
+	case "float64", "double", "f64":
+		return Float64, nil
+	case "float16", "half", "f16", "fp16":
+		return Float16, nil
+	case "bfloat16", "bf16":
+		return BFloat16, nil
+	case "int32", "int":
+		return Int32, nil
+	case "int64":
+		return Int64, nil
+	case "uint8", "byte":
+		return Uint8, nil
+	}
+	return 0, fmt.Errorf("collective: unknown data type %q (want float32, float64, float16, bfloat16, int32, int64 or uint8)", s)
+}
+
+// F16 is an IEEE 754 binary16 value stored as its bits: the Go element
+// type of Float16 buffers.
+type F16 uint16
+
+// F16From rounds f to the nearest F16 (ties to even).
+func F16From(f float32) F16 { return F16(half.F32ToF16(f)) }
+
+// Float32 converts h exactly to float32.
+func (h F16) Float32() float32 { return half.F16ToF32(uint16(h)) }
+
+// BF16 is a bfloat16 value (the top half of a float32) stored as its bits:
+// the Go element type of BFloat16 buffers.
+type BF16 uint16
+
+// BF16From rounds f to the nearest BF16 (ties to even).
+func BF16From(f float32) BF16 { return BF16(half.F32ToBF16(f)) }
+
+// Float32 converts b exactly to float32.
+func (b BF16) Float32() float32 { return half.BF16ToF32(uint16(b)) }
+
+// Element is the set of Go element types a Buffer can be made from.
+type Element interface {
+	float32 | float64 | F16 | BF16 | int32 | int64 | uint8
+}
+
+// DTypeOf returns the DType of the Go type T.
+func DTypeOf[T Element]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return Float32
+	case float64:
+		return Float64
+	case F16:
+		return Float16
+	case BF16:
+		return BFloat16
+	case int32:
+		return Int32
+	case int64:
+		return Int64
+	default:
+		return Uint8
+	}
+}
+
+// Buffer is a typed view of memory handed to a collective: the bytes and
+// their element type. It does not copy: the operation reads and writes the
+// slice it was made from. The zero Buffer is empty.
+type Buffer struct {
+	b  []byte
+	dt DType
+}
+
+// Buf makes a Buffer over s.
+func Buf[T Element](s []T) Buffer {
+	dt := DTypeOf[T]()
+	if len(s) == 0 {
+		return Buffer{dt: dt}
+	}
+	return Buffer{b: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*dt.Size()), dt: dt}
+}
+
+// Raw makes a Buffer over bytes that hold elements of type dt in native
+// (little-endian) layout. len(b) must be a multiple of dt.Size().
+func Raw(b []byte, dt DType) Buffer { return Buffer{b: b, dt: dt} }
+
+// Len is the number of elements.
+func (b Buffer) Len() int {
+	if s := b.dt.Size(); s > 0 {
+		return len(b.b) / s
+	}
+	return 0
+}
+
+// DType is the element type.
+func (b Buffer) DType() DType { return b.dt }
+
+// Bytes returns the underlying bytes.
+func (b Buffer) Bytes() []byte { return b.b }
+
+// Slice returns the elements [from, to) as a Buffer.
+func (b Buffer) Slice(from, to int) Buffer {
+	s := b.dt.Size()
+	return Buffer{b: b.b[from*s : to*s], dt: b.dt}
+}
+
+func (b Buffer) String() string { return fmt.Sprintf("%d x %v", b.Len(), b.dt) }

@@ -1,0 +1,640 @@
+package collective
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/internal/wire"
+)
+
+// An endpoint is one rank's attachment to a transport: a reader goroutine
+// per peer that matches incoming frames against posted receives, the
+// buffers for frames that arrive before their receive is posted, the
+// heartbeat that keeps idle links alive, and the failure state shared by the
+// world communicator and every communicator split from it.
+//
+// Matching is by exact key (communicator, kind, sequence, tag), not by
+// arrival order, so frames of different operations and communicators may
+// interleave on a link and a receive may be posted before or after its data
+// arrives. Each frame also carries the sender's description of the
+// operation; a frame whose description differs from the receiver's is a
+// mismatch, reported on both sides.
+type endpoint struct {
+	tr    transport.Transport
+	name  string
+	rank  int
+	size  int
+	cfg   config
+	peers []*peer
+	pool  pool
+
+	mu    sync.Mutex
+	comms map[uint64]*Comm
+
+	fail     atomic.Pointer[failure]
+	failOnce sync.Once
+	failed   chan struct{}
+	aborts   sync.WaitGroup // abort frames being written
+
+	closeOnce sync.Once
+	closing   atomic.Bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// config holds what an endpoint was built with.
+type config struct {
+	timeout time.Duration // silence from a peer that fails an operation; 0: none
+	chunk   int           // pipeline chunk and largest frame payload, bytes
+	algo    map[opKind]string
+	log     *slog.Logger
+}
+
+// matchKey identifies one message.
+type matchKey struct {
+	comm uint64
+	p2p  bool
+	seq  uint64
+	tag  uint32
+}
+
+// peer is the endpoint's state for one remote rank.
+type peer struct {
+	ep        *endpoint
+	rank      int
+	link      transport.Link
+	lastWrite atomic.Int64 // unix nanoseconds of the last frame written
+
+	wmu    sync.Mutex // serialises writes
+	broken error      // a write failed mid-frame; guarded by wmu
+
+	mu     sync.Mutex
+	posted map[matchKey]*slot
+	unexp  map[matchKey]*early
+	gone   error // the peer said goodbye or its link broke; guarded by mu
+}
+
+// slot is a posted receive.
+type slot struct {
+	p      *peer
+	key    matchKey
+	d      desc
+	buf    []byte // where the message lands; len is the message size
+	pooled bool   // buf came from the endpoint's pool
+	got    int
+	frames int
+	busy   bool // the reader is copying a frame into buf; guarded by p.mu
+	done   chan struct{}
+	err    error
+}
+
+// early holds the frames of a message that arrived before its receive.
+type early struct {
+	d      desc
+	msgLen uint64
+	got    uint64
+	frames []earlyFrame
+}
+
+type earlyFrame struct {
+	off uint64
+	b   []byte
+}
+
+func newEndpoint(tr transport.Transport, cfg config) *endpoint {
+	ep := &endpoint{
+		tr:     tr,
+		name:   tr.Name(),
+		rank:   tr.Rank(),
+		size:   tr.Size(),
+		cfg:    cfg,
+		comms:  make(map[uint64]*Comm),
+		failed: make(chan struct{}),
+		stop:   make(chan struct{}),
+	}
+	ep.pool.size = cfg.chunk
+	ep.peers = make([]*peer, ep.size)
+	for r := range ep.peers {
+		if r == ep.rank {
+			continue
+		}
+		p := &peer{ep: ep, rank: r, link: tr.Link(r), posted: make(map[matchKey]*slot), unexp: make(map[matchKey]*early)}
+		p.lastWrite.Store(time.Now().UnixNano())
+		ep.peers[r] = p
+	}
+	for _, p := range ep.peers {
+		if p != nil {
+			ep.wg.Add(1)
+			go p.readLoop()
+		}
+	}
+	if cfg.timeout > 0 && ep.size > 1 {
+		ep.wg.Add(1)
+		go ep.heartbeat()
+	}
+	return ep
+}
+
+// failure returns why the endpoint stopped, or nil.
+func (ep *endpoint) failure() *failure { return ep.fail.Load() }
+
+// failWith records the first fault, fails every pending receive, interrupts
+// blocked writes, and tells every peer, so that all ranks return an error
+// naming the rank to blame instead of waiting.
+func (ep *endpoint) failWith(f *failure) {
+	ep.failOnce.Do(func() {
+		if f.origin < 0 {
+			f.origin = ep.rank
+		}
+		ep.fail.Store(f)
+		close(ep.failed)
+		if !ep.closing.Load() || f.kind != ErrClosed {
+			ep.cfg.log.Warn("weft: communicator failed", "backend", ep.name, "rank", ep.rank, "culprit", f.culprit, "err", f.Error())
+		}
+		for _, p := range ep.peers {
+			if p == nil {
+				continue
+			}
+			p.mu.Lock()
+			for _, s := range p.posted {
+				p.settle(s)
+			}
+			p.mu.Unlock()
+		}
+		// Bound reads and writes stuck on a peer that stopped (a write in
+		// progress to a live peer still completes), then send the abort on
+		// every link that is still whole.
+		grace := time.Now().Add(abortGrace)
+		for _, p := range ep.peers {
+			if p != nil {
+				p.link.SetReadDeadline(grace)
+				p.link.SetWriteDeadline(grace)
+			}
+		}
+		if f.kind == ErrClosed {
+			return
+		}
+		msg := []byte(f.text())
+		if len(msg) > 4096 {
+			msg = msg[:4096]
+		}
+		for _, p := range ep.peers {
+			if p == nil || p.rank == f.origin && f.origin != ep.rank {
+				continue
+			}
+			ep.aborts.Add(1)
+			go func(p *peer) {
+				defer ep.aborts.Done()
+				p.wmu.Lock()
+				defer p.wmu.Unlock()
+				if p.broken != nil {
+					return
+				}
+				p.link.SetWriteDeadline(time.Now().Add(abortGrace))
+				h := wire.Header{Kind: wire.KindAbort, Op: kindCode(f.kind), Root: int32(f.culprit), Len: uint32(len(msg))}
+				if err := p.link.WriteFrame(&h, msg); err != nil {
+					p.broken = err
+				}
+			}(p)
+		}
+	})
+}
+
+// abortGrace bounds how long a failing endpoint waits for writes and reads
+// in progress, and for its abort frames to go out.
+const abortGrace = 2 * time.Second
+
+// Sentinel kinds travel in abort frames as small codes.
+var kindCodes = []error{nil, ErrTimeout, ErrPeerLost, ErrMismatch, ErrAborted, ErrClosed, ErrInvalid}
+
+func kindCode(k error) uint8 {
+	for i, e := range kindCodes {
+		if e == k && e != nil {
+			return uint8(i)
+		}
+	}
+	return 4
+}
+
+func kindOf(code uint8) error {
+	if int(code) < len(kindCodes) && code > 0 {
+		return kindCodes[code]
+	}
+	return ErrAborted
+}
+
+// close shuts the endpoint down: goodbye to every peer, links closed,
+// goroutines stopped. Pending operations fail with ErrClosed.
+func (ep *endpoint) close() {
+	ep.closeOnce.Do(func() {
+		ep.closing.Store(true)
+		if ep.failure() == nil {
+			var wg sync.WaitGroup
+			for _, p := range ep.peers {
+				if p == nil {
+					continue
+				}
+				wg.Add(1)
+				go func(p *peer) {
+					defer wg.Done()
+					p.wmu.Lock()
+					defer p.wmu.Unlock()
+					if p.broken == nil {
+						p.link.SetWriteDeadline(time.Now().Add(time.Second))
+						h := wire.Header{Kind: wire.KindGoodbye}
+						p.broken = p.link.WriteFrame(&h, nil)
+					}
+				}(p)
+			}
+			wg.Wait()
+		}
+		ep.failWith(&failure{kind: ErrClosed, culprit: -1, origin: ep.rank, msg: "communicator closed"})
+		ep.aborts.Wait() // let peers learn why before the links close
+		close(ep.stop)
+		ep.tr.Close()
+		ep.wg.Wait()
+	})
+}
+
+func (ep *endpoint) heartbeat() {
+	defer ep.wg.Done()
+	iv := ep.cfg.timeout / 8
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	h := wire.Header{Kind: wire.KindHeartbeat}
+	for {
+		select {
+		case <-ep.stop:
+			return
+		case <-ep.failed:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		for _, p := range ep.peers {
+			if p == nil || now.UnixNano()-p.lastWrite.Load() < int64(iv) || !p.wmu.TryLock() {
+				continue
+			}
+			if p.broken == nil {
+				p.link.SetWriteDeadline(now.Add(ep.cfg.timeout / 4))
+				if err := p.link.WriteFrame(&h, nil); err != nil {
+					p.broken = err
+				}
+				p.link.SetWriteDeadline(time.Time{})
+			}
+			p.lastWrite.Store(now.UnixNano())
+			p.wmu.Unlock()
+		}
+	}
+}
+
+// write sends one frame to p.
+func (p *peer) write(h *wire.Header, payload []byte) error {
+	p.wmu.Lock()
+	err := p.broken
+	if err == nil {
+		err = p.link.WriteFrame(h, payload)
+		if err != nil {
+			p.broken = err
+		}
+		p.lastWrite.Store(time.Now().UnixNano())
+	}
+	p.wmu.Unlock()
+	if err == nil {
+		return nil
+	}
+	if f := p.ep.failure(); f != nil {
+		return f
+	}
+	f := &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
+		msg: fmt.Sprintf("sending to rank %d failed (its process died, or the network between us broke)", p.rank), cause: err}
+	p.ep.failWith(f)
+	return p.ep.failure()
+}
+
+func (p *peer) readLoop() {
+	ep := p.ep
+	defer ep.wg.Done()
+	var h wire.Header
+	var deadline time.Time
+	for ep.failure() == nil {
+		if t := ep.cfg.timeout; t > 0 {
+			now := time.Now()
+			if deadline.Sub(now) < 3*t/4 {
+				deadline = now.Add(t)
+				p.link.SetReadDeadline(deadline)
+			}
+		}
+		if err := p.link.ReadHeader(&h); err != nil {
+			p.linkDown(err)
+			return
+		}
+		switch h.Kind {
+		case wire.KindHeartbeat:
+		case wire.KindGoodbye:
+			p.mu.Lock()
+			if p.gone == nil {
+				p.gone = &failure{kind: ErrPeerLost, culprit: p.rank, origin: ep.rank,
+					msg: fmt.Sprintf("rank %d closed its communicator while this rank still needed it", p.rank)}
+			}
+			for _, s := range p.posted {
+				p.settle(s)
+			}
+			p.mu.Unlock()
+		case wire.KindAbort:
+			msg := make([]byte, h.Len)
+			if err := p.link.ReadPayload(msg); err != nil {
+				p.linkDown(err)
+				return
+			}
+			ep.failWith(&failure{kind: kindOf(h.Op), culprit: int(h.Root), origin: p.rank, relayed: true, msg: string(msg)})
+		case wire.KindData:
+			if err := p.deliver(&h); err != nil {
+				p.linkDown(err)
+				return
+			}
+		}
+	}
+}
+
+// linkDown handles the end of p's stream.
+func (p *peer) linkDown(err error) {
+	ep := p.ep
+	if ep.closing.Load() {
+		return
+	}
+	p.mu.Lock()
+	gone := p.gone
+	p.mu.Unlock()
+	var f *failure
+	switch {
+	case gone != nil:
+		// It said goodbye; only operations that still need it fail, and
+		// they did when the goodbye arrived.
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		f = &failure{kind: ErrTimeout, culprit: p.rank, origin: -1,
+			msg: fmt.Sprintf("rank %d sent nothing for %v (stopped, hung, or cut off; WEFT_TIMEOUT sets the limit)", p.rank, ep.cfg.timeout)}
+	case errors.Is(err, wire.ErrCorrupt):
+		f = &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
+			msg: fmt.Sprintf("rank %d sent a corrupt frame", p.rank), cause: err}
+	default:
+		f = &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
+			msg: fmt.Sprintf("lost connection to rank %d (its process died or was killed)", p.rank), cause: err}
+	}
+	ep.failWith(f)
+}
+
+// deliver reads the payload of the data frame h into its posted receive,
+// or keeps it until the receive is posted.
+func (p *peer) deliver(h *wire.Header) error {
+	key := matchKey{comm: h.Comm, p2p: opKind(h.Op) == opP2P, seq: h.Seq, tag: h.Tag}
+	d := descOf(h)
+	p.mu.Lock()
+	if s := p.posted[key]; s != nil {
+		if err := s.check(d, h.MsgLen); err != nil {
+			p.mu.Unlock()
+			p.ep.failWith(err)
+			return p.link.ReadPayload(nil)
+		}
+		dst := s.buf[h.Off : h.Off+uint64(h.Len)]
+		s.busy = true
+		p.mu.Unlock()
+		err := p.link.ReadPayload(dst)
+		p.mu.Lock()
+		s.busy = false
+		if err == nil {
+			s.got += int(h.Len)
+			s.frames++
+		} else if s.err == nil {
+			s.err = &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
+				msg: fmt.Sprintf("reading from rank %d failed", p.rank), cause: err}
+		}
+		p.settle(s)
+		p.mu.Unlock()
+		return err
+	}
+	p.mu.Unlock()
+
+	b := p.ep.pool.get(int(h.Len))
+	if err := p.link.ReadPayload(b); err != nil {
+		p.ep.pool.put(b)
+		return err
+	}
+	p.mu.Lock()
+	if s := p.posted[key]; s != nil { // posted while we read
+		if err := s.check(d, h.MsgLen); err != nil {
+			p.mu.Unlock()
+			p.ep.pool.put(b)
+			p.ep.failWith(err)
+			return nil
+		}
+		copy(s.buf[h.Off:], b)
+		s.got += int(h.Len)
+		s.frames++
+		p.settle(s)
+		p.mu.Unlock()
+		p.ep.pool.put(b)
+		return nil
+	}
+	var f *failure
+	if !key.p2p {
+		f = p.ep.checkEarly(p, key, d)
+	}
+	e := p.unexp[key]
+	if f == nil && e != nil && (e.d != d || e.msgLen != h.MsgLen) {
+		f = p.mismatch(d, e.d, h.Seq)
+	}
+	if f != nil {
+		p.mu.Unlock()
+		p.ep.pool.put(b)
+		p.ep.failWith(f)
+		return nil
+	}
+	if e == nil {
+		e = &early{d: d, msgLen: h.MsgLen}
+		p.unexp[key] = e
+	}
+	e.frames = append(e.frames, earlyFrame{off: h.Off, b: b})
+	e.got += uint64(h.Len)
+	p.mu.Unlock()
+	return nil
+}
+
+// checkEarly compares a frame that arrived before its receive with the
+// operation its communicator is running: a frame of the running operation
+// with another description, or of an operation already finished, is a
+// mismatch. The caller holds p.mu, so the frame cannot have been taken by
+// an operation in the meantime; an operation that starts later scans the
+// kept frames itself (scanEarly).
+func (ep *endpoint) checkEarly(p *peer, key matchKey, d desc) *failure {
+	ep.mu.Lock()
+	c := ep.comms[key.comm]
+	ep.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	cur := c.cur.Load()
+	if cur == nil {
+		return nil
+	}
+	if key.seq == cur.seq && d != cur.d || key.seq < cur.seq {
+		return c.mismatch(p.rank, cur, key.seq, d)
+	}
+	return nil
+}
+
+// check compares an arriving frame's description with the receive's.
+func (s *slot) check(d desc, msgLen uint64) *failure {
+	if d != s.d {
+		return s.p.mismatch(d, s.d, s.key.seq)
+	}
+	if msgLen != uint64(len(s.buf)) {
+		return &failure{kind: ErrMismatch, culprit: s.p.rank, origin: -1,
+			msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", s.p.rank, msgLen, s.p.ep.rank, len(s.buf), s.d)}
+	}
+	return nil
+}
+
+func (p *peer) mismatch(theirs, ours desc, seq uint64) *failure {
+	return &failure{kind: ErrMismatch, culprit: p.rank, origin: -1,
+		msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs)}
+}
+
+// post registers a receive of n bytes from p under key: into a pool buffer
+// when pooled (buf is then ignored), else into buf (len(buf) == n).
+func (p *peer) post(key matchKey, d desc, buf []byte, n int, pooled bool) (*slot, error) {
+	if pooled {
+		buf = nil
+	}
+	s := &slot{p: p, key: key, d: d, buf: buf, done: make(chan struct{})}
+	p.mu.Lock()
+	if f := p.ep.failure(); f != nil {
+		p.mu.Unlock()
+		return nil, f
+	}
+	if e := p.unexp[key]; e != nil {
+		delete(p.unexp, key)
+		if e.d != d || e.msgLen != uint64(n) {
+			p.mu.Unlock()
+			for _, f := range e.frames {
+				p.ep.pool.put(f.b)
+			}
+			if e.d != d {
+				return nil, p.mismatch(e.d, d, key.seq)
+			}
+			return nil, &failure{kind: ErrMismatch, culprit: p.rank, origin: -1,
+				msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", p.rank, e.msgLen, p.ep.rank, n, d)}
+		}
+		if pooled && len(e.frames) == 1 && e.got == uint64(n) {
+			// Adopt the buffer the frame already sits in.
+			s.buf, s.pooled, s.got, s.frames = e.frames[0].b, true, n, 1
+			close(s.done)
+			p.mu.Unlock()
+			return s, nil
+		}
+		if pooled {
+			s.buf, s.pooled = p.ep.pool.get(n), true
+		}
+		for _, f := range e.frames {
+			copy(s.buf[f.off:], f.b)
+			p.ep.pool.put(f.b)
+		}
+		s.got, s.frames = int(e.got), len(e.frames)
+	} else if pooled {
+		s.buf, s.pooled = p.ep.pool.get(n), true
+	}
+	if s.got == n && s.frames > 0 {
+		close(s.done)
+	} else if p.gone != nil {
+		// The peer said goodbye and the message is not all here: it never
+		// will be.
+		p.mu.Unlock()
+		s.release()
+		return nil, p.gone
+	} else {
+		p.posted[key] = s
+	}
+	p.mu.Unlock()
+	return s, nil
+}
+
+// settle completes s when its message is whole or it failed, unless the
+// reader is still copying into it. The caller holds p.mu.
+func (p *peer) settle(s *slot) {
+	if s.busy || p.posted[s.key] != s {
+		return
+	}
+	complete := s.got == len(s.buf) && s.frames > 0
+	if !complete && s.err == nil {
+		if f := p.ep.failure(); f != nil {
+			s.err = f
+		} else if p.gone != nil {
+			s.err = p.gone
+		}
+	}
+	if complete || s.err != nil {
+		delete(p.posted, s.key)
+		close(s.done)
+	}
+}
+
+// release returns a pooled receive's buffer.
+func (s *slot) release() {
+	if s.pooled && s.buf != nil {
+		s.p.ep.pool.put(s.buf)
+	}
+	s.buf = nil
+}
+
+// progress reports how many bytes have landed (for timeouts that measure
+// silence, not duration).
+func (s *slot) progress() int {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return s.got
+}
+
+// pool keeps chunk-sized buffers for frames that arrive before their
+// receive and for pooled receives. Buffers stay referenced, so their pages
+// stay touched: first touch of memory is the slowest thing on the machines
+// we run on (see docs/BENCHMARKS.md).
+type pool struct {
+	size int
+	mu   sync.Mutex
+	free [][]byte
+}
+
+const poolKeep = 2048 // buffers kept at most (1 GiB of 512 KiB chunks)
+
+func (pl *pool) get(n int) []byte {
+	if n > pl.size {
+		return make([]byte, n)
+	}
+	pl.mu.Lock()
+	if k := len(pl.free); k > 0 {
+		b := pl.free[k-1]
+		pl.free = pl.free[:k-1]
+		pl.mu.Unlock()
+		return b[:n]
+	}
+	pl.mu.Unlock()
+	return make([]byte, n, pl.size)
+}
+
+func (pl *pool) put(b []byte) {
+	if cap(b) != pl.size {
+		return
+	}
+	pl.mu.Lock()
+	if len(pl.free) < poolKeep {
+		pl.free = append(pl.free, b[:0])
+	}
+	pl.mu.Unlock()
+}

@@ -1,0 +1,39 @@
+package collective_test
+
+import (
+	"testing"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/collectivetest"
+)
+
+func local(opts ...collective.Option) func(n int) ([]collective.Communicator, error) {
+	return func(n int) ([]collective.Communicator, error) {
+		cs, err := collective.NewLocal(n, opts...)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]collective.Communicator, n)
+		for i, c := range cs {
+			out[i] = c
+		}
+		return out, nil
+	}
+}
+
+// TestLocalConformance runs the whole suite over the in-process transport
+// with the default algorithm choice.
+func TestLocalConformance(t *testing.T) {
+	collectivetest.Run(t, []int{1, 2, 3, 4, 7}, local(), collectivetest.Options{Short: testing.Short()})
+}
+
+// TestLocalAlgorithms forces each algorithm in turn, with a small chunk so
+// that pipelining runs on modest buffers.
+func TestLocalAlgorithms(t *testing.T) {
+	for _, algo := range []string{"ring", "rd", "tree", "chain"} {
+		t.Run(algo, func(t *testing.T) {
+			collectivetest.Run(t, []int{2, 3, 4, 5}, local(collective.WithAlgorithm(algo), collective.WithChunkBytes(4096)),
+				collectivetest.Options{Big: 40000, Short: true})
+		})
+	}
+}

@@ -1,0 +1,173 @@
+package collective
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/weft-hpc/weft/collective/transport/inproc"
+)
+
+// Option configures Init and NewLocal. Options override the environment.
+type Option func(*options)
+
+type options struct {
+	rank, size int // -1: from the launcher
+	localRank  int
+	master     string // host:port of the rendezvous store
+	rendezvous string
+	timeout    *time.Duration
+	token      *string
+	ifAddr     string
+	algo       *string
+	chunk      int
+	sockBuf    int
+	logger     *slog.Logger
+}
+
+// WithRank sets this process's rank and the world size, overriding the
+// launcher's variables.
+func WithRank(rank, size int) Option { return func(o *options) { o.rank, o.size = rank, size } }
+
+// WithLocalRank sets the rank among the processes on this host.
+func WithLocalRank(r int) Option { return func(o *options) { o.localRank = r } }
+
+// WithMaster sets the host:port where rank 0 serves the rendezvous store
+// (WEFT_MASTER_ADDR and WEFT_MASTER_PORT).
+func WithMaster(hostport string) Option { return func(o *options) { o.master = hostport } }
+
+// WithRendezvous sets a shared-file rendezvous, "file:///path" (WEFT_RENDEZVOUS).
+func WithRendezvous(uri string) Option { return func(o *options) { o.rendezvous = uri } }
+
+// WithTimeout sets how long a silent peer may keep an operation waiting
+// before every rank fails with an error naming it (WEFT_TIMEOUT). Zero
+// disables the limit: a silent peer then blocks until a context ends.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = &d } }
+
+// WithJobToken sets the job identity every connection must present
+// (WEFT_JOB_TOKEN).
+func WithJobToken(t string) Option { return func(o *options) { o.token = &t } }
+
+// WithListenAddr sets the local IP address to listen on and advertise
+// (WEFT_IFADDR).
+func WithListenAddr(ip string) Option { return func(o *options) { o.ifAddr = ip } }
+
+// WithAlgorithm forces algorithms, as WEFT_ALGO does: "ring", or
+// "allreduce=rd,broadcast=chain".
+func WithAlgorithm(s string) Option { return func(o *options) { o.algo = &s } }
+
+// WithChunkBytes sets the pipeline chunk, which is also the largest frame
+// (WEFT_CHUNK_BYTES).
+func WithChunkBytes(n int) Option { return func(o *options) { o.chunk = n } }
+
+// WithSocketBuffer sets the TCP send and receive buffer sizes; 0 keeps the
+// kernel's autotuning (WEFT_SOCKET_BUFFER).
+func WithSocketBuffer(n int) Option { return func(o *options) { o.sockBuf = n } }
+
+// WithLogger sets where warnings go (refused connections, failures). The
+// default writes to stderr at the level WEFT_LOG names.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+func buildOptions(opts []Option) (*options, error) {
+	o := &options{rank: -1, size: -1, localRank: -1}
+	for _, f := range opts {
+		f(o)
+	}
+	if o.timeout == nil {
+		t, err := paramTimeout.get()
+		if err != nil {
+			return nil, err
+		}
+		o.timeout = &t
+	}
+	if o.token == nil {
+		t, err := paramJobToken.get()
+		if err != nil {
+			return nil, err
+		}
+		o.token = &t
+	}
+	if o.algo == nil {
+		a, err := paramAlgo.get()
+		if err != nil {
+			return nil, err
+		}
+		o.algo = &a
+	}
+	if o.chunk == 0 {
+		c, err := paramChunk.get()
+		if err != nil {
+			return nil, err
+		}
+		o.chunk = int(c)
+	}
+	if o.chunk < 4<<10 || o.chunk > 64<<20 {
+		return nil, fmt.Errorf("collective: chunk of %d bytes is outside [4K, 64M]", o.chunk)
+	}
+	if o.sockBuf == 0 {
+		b, err := paramSockBuf.get()
+		if err != nil {
+			return nil, err
+		}
+		o.sockBuf = int(b)
+	}
+	if o.ifAddr == "" {
+		a, err := paramIfAddr.get()
+		if err != nil {
+			return nil, err
+		}
+		o.ifAddr = a
+	}
+	if o.rendezvous == "" {
+		r, err := paramRendezvous.get()
+		if err != nil {
+			return nil, err
+		}
+		o.rendezvous = r
+	}
+	if o.logger == nil {
+		lv, err := paramLog.get()
+		if err != nil {
+			return nil, err
+		}
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(strings.ToUpper(lv))); err != nil {
+			return nil, fmt.Errorf("collective: WEFT_LOG=%q: want error, warn, info or debug", lv)
+		}
+		o.logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	return o, nil
+}
+
+func (o *options) config() (config, error) {
+	algo, err := parseAlgo(*o.algo)
+	if err != nil {
+		return config{}, fmt.Errorf("collective: WEFT_ALGO=%q: %w", *o.algo, err)
+	}
+	return config{timeout: *o.timeout, chunk: o.chunk, algo: algo, log: o.logger}, nil
+}
+
+// NewLocal returns n communicators over the in-process transport, one per
+// rank, for goroutines of one process: the embedded default for tests and
+// for single-process users. Each must be used from its own goroutine(s),
+// as separate processes would use theirs.
+func NewLocal(n int, opts ...Option) ([]*Comm, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("collective: NewLocal(%d): need at least one rank", n)
+	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Comm, n)
+	for i, tr := range inproc.New(n) {
+		out[i] = newWorld(newEndpoint(tr, cfg))
+	}
+	return out, nil
+}

@@ -1,0 +1,67 @@
+package collective
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/weft-hpc/weft/internal/units"
+)
+
+// Every WEFT_* knob the collective package reads, one line each, cached on
+// first read (launcher variables such as WEFT_RANK are read by launch
+// detection, see Init). docs/LAUNCH.md lists them all.
+var (
+	paramTimeout    = newParam("WEFT_TIMEOUT", 60*time.Second, units.ParseDuration) // silence from a peer that fails an operation; 0 disables
+	paramAlgo       = newParam("WEFT_ALGO", "", parseString)                        // force algorithms: "ring" or "allreduce=rd,broadcast=tree"
+	paramChunk      = newParam("WEFT_CHUNK_BYTES", int64(512<<10), parseChunk)      // pipeline chunk and largest frame
+	paramRendezvous = newParam("WEFT_RENDEZVOUS", "", parseString)                  // "file:///shared/path" when no master address is given
+	paramJobToken   = newParam("WEFT_JOB_TOKEN", "", parseString)                   // job identity checked on every connection
+	paramIfAddr     = newParam("WEFT_IFADDR", "", parseString)                      // local address to listen on and advertise
+	paramSockBuf    = newParam("WEFT_SOCKET_BUFFER", int64(0), units.ParseSize)     // SO_SNDBUF/SO_RCVBUF; 0 keeps the kernel's autotuning
+	paramLog        = newParam("WEFT_LOG", "warn", parseString)                     // log level: error, warn, info, debug
+)
+
+type param[T any] struct {
+	name  string
+	def   T
+	parse func(string) (T, error)
+	once  sync.Once
+	v     T
+	err   error
+}
+
+func newParam[T any](name string, def T, parse func(string) (T, error)) *param[T] {
+	return &param[T]{name: name, def: def, parse: parse}
+}
+
+// get returns the value, the default when unset, or an error naming the
+// variable when it does not parse.
+func (p *param[T]) get() (T, error) {
+	p.once.Do(func() {
+		p.v = p.def
+		if s, ok := os.LookupEnv(p.name); ok && s != "" {
+			v, err := p.parse(s)
+			if err != nil {
+				p.err = fmt.Errorf("collective: %s=%q: %w", p.name, s, err)
+				return
+			}
+			p.v = v
+		}
+	})
+	return p.v, p.err
+}
+
+func parseString(s string) (string, error) { return s, nil }
+
+func parseChunk(s string) (int64, error) {
+	n, err := units.ParseSize(s)
+	if err != nil {
+		return 0, err
+	}
+	if n < 4<<10 || n > 64<<20 {
+		return 0, fmt.Errorf("chunk of %d bytes is outside [4K, 64M]", n)
+	}
+	return n, nil
+}

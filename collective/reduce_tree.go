@@ -1,0 +1,110 @@
+package collective
+
+// reduceTree is the binomial tree, the mirror of broadcastTree: in round k
+// ranks whose bit k is set send their partial result to the rank 2^k below
+// and drop out. Latency-optimal for small buffers.
+func reduceTree(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	vr := mod(r-a.root, n)
+	real := func(v int) int { return mod(v+a.root, n) }
+	acc := a.recv
+	if vr != 0 {
+		acc = x.scratchBuf(0, len(a.send))
+	}
+	copy(acc, a.send)
+	if len(acc) > 0 {
+		for mask := 1; mask < n; mask <<= 1 {
+			if vr&mask != 0 {
+				if err := x.send(real(vr-mask), 0, acc); err != nil {
+					return err
+				}
+				break
+			}
+			if vr+mask < n {
+				s, err := x.recvTemp(real(vr+mask), 0, len(acc))
+				if err != nil {
+					return err
+				}
+				if err := x.wait(s); err != nil {
+					return err
+				}
+				x.reduce(acc, acc, s.buf)
+				s.release()
+			}
+		}
+	}
+	if vr == 0 {
+		x.finishAvg(a.recv)
+	}
+	return nil
+}
+
+// reduceChain pipelines partial results along the chain root+n-1, ..., root+1,
+// root, chunk by chunk; each rank adds its own chunk and passes it on. Every
+// link carries the buffer once; a few chunks are in flight at a time.
+func reduceChain(x *exec, a *args) error {
+	n, r := x.c.size, x.c.rank
+	vr := mod(r-a.root, n)
+	if n == 1 || len(a.send) == 0 {
+		if vr == 0 {
+			copy(a.recv, a.send)
+			x.finishAvg(a.recv)
+		}
+		return nil
+	}
+	prev, next := mod(r-1, n), mod(r+1, n)
+	es := a.dt.Size()
+	chunkEl := max(1, x.chunk/es)
+	nc := max(1, (a.count+chunkEl-1)/chunkEl)
+	span := func(j int) (lo, hi int) {
+		o, l := part(a.count, nc, j)
+		return o * es, (o + l) * es
+	}
+	if vr == n-1 {
+		for j := range nc {
+			lo, hi := span(j)
+			if err := x.send(prev, uint32(j), a.send[lo:hi]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	const window = 8
+	slots := make([]*slot, nc)
+	post := func(j int) error {
+		if j >= nc {
+			return nil
+		}
+		lo, hi := span(j)
+		s, err := x.recvPooled(next, uint32(j), hi-lo)
+		slots[j] = s
+		return err
+	}
+	for j := range min(window, nc) {
+		if err := post(j); err != nil {
+			return err
+		}
+	}
+	for j := range nc {
+		if err := post(j + window); err != nil {
+			return err
+		}
+		s := slots[j]
+		if err := x.wait(s); err != nil {
+			return err
+		}
+		lo, hi := span(j)
+		if vr == 0 {
+			x.reduce(a.recv[lo:hi], a.send[lo:hi], s.buf)
+			x.finishAvg(a.recv[lo:hi])
+		} else {
+			x.reduce(s.buf, a.send[lo:hi], s.buf)
+			if err := x.send(prev, uint32(j), s.buf); err != nil {
+				return err
+			}
+		}
+		s.release()
+		slots[j] = nil
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package tcp
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/internal/wire"
+)
+
+func listeners(t *testing.T, n int) ([]net.Listener, []string) {
+	t.Helper()
+	lns := make([]net.Listener, n)
+	addrs := make([]string, n)
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i], addrs[i] = ln, ln.Addr().String()
+	}
+	return lns, addrs
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) logf(format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(strings.TrimSpace(strings.ReplaceAll(format, "%", "")) + "\n")
+	for _, x := range a {
+		if e, ok := x.(error); ok {
+			l.b.WriteString(e.Error() + "\n")
+		}
+	}
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func connectAll(t *testing.T, n int, token string, logf func(string, ...any), before func(addrs []string)) []*Transport {
+	t.Helper()
+	lns, addrs := listeners(t, n)
+	if before != nil {
+		before(addrs)
+	}
+	ts := make([]*Transport, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			ts[r], errs[r] = Connect(ctx, Config{Rank: r, Size: n, Token: token, Listener: lns[r], Addrs: addrs, Logf: logf})
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, tr := range ts {
+			tr.Close()
+		}
+	})
+	return ts
+}
+
+// TestMeshFrames connects four ranks and sends a frame over every link in
+// both directions, with payloads above and below the read buffer size.
+func TestMeshFrames(t *testing.T) {
+	const n = 4
+	ts := connectAll(t, n, "job", nil, nil)
+	var wg sync.WaitGroup
+	for a := range n {
+		for b := range n {
+			if a == b {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				payload := bytes.Repeat([]byte{byte(a*16 + b)}, 100000+a)
+				h := wire.Header{Kind: wire.KindData, Seq: uint64(a), Tag: uint32(b), MsgLen: uint64(len(payload))}
+				if err := ts[a].Link(b).WriteFrame(&h, payload); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	for b := range n {
+		for a := range n {
+			if a == b {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var h wire.Header
+				l := ts[b].Link(a)
+				if err := l.ReadHeader(&h); err != nil {
+					t.Error(err)
+					return
+				}
+				got := make([]byte, h.Len)
+				if err := l.ReadPayload(got); err != nil {
+					t.Error(err)
+					return
+				}
+				if h.Seq != uint64(a) || h.Tag != uint32(b) || len(got) != 100000+a || got[0] != byte(a*16+b) || got[len(got)-1] != byte(a*16+b) {
+					t.Errorf("link %d->%d: header %+v, %d bytes", a, b, h, len(got))
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// TestForeignConnectionRefused: a connection with another job's token, and
+// one that does not speak the protocol, are refused and logged; the real
+// peers still connect.
+func TestForeignConnectionRefused(t *testing.T) {
+	var log logBuf
+	var reason string
+	connectAll(t, 2, "right-job", log.logf, func(addrs []string) {
+		go func() {
+			c, err := net.Dial("tcp", addrs[0])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			wire.WriteHello(c, &wire.Hello{Size: 2, From: 1, To: 0, Token: "other-job"})
+			rp, err := wire.ReadReply(c)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if rp.OK {
+				t.Error("a foreign token was accepted")
+			}
+			reason = rp.Reason
+			g, err := net.Dial("tcp", addrs[0])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			g.Write([]byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+			g.Close()
+		}()
+		time.Sleep(100 * time.Millisecond)
+	})
+	if !strings.Contains(reason, "wrong job token") {
+		t.Errorf("refusal reason %q", reason)
+	}
+	if !strings.Contains(log.String(), "wrong job token") {
+		t.Errorf("refusal not logged: %q", log.String())
+	}
+}
+
+// TestConnectNamesMissingRank: a rank that never starts makes Connect fail
+// when the context ends, naming it.
+func TestConnectNamesMissingRank(t *testing.T) {
+	lns, addrs := listeners(t, 3)
+	lns[2].Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if tr, err := Connect(ctx, Config{Rank: 1, Size: 3, Token: "t", Listener: lns[1], Addrs: addrs}); err == nil {
+			tr.Close()
+		}
+	}()
+	_, err := Connect(ctx, Config{Rank: 0, Size: 3, Token: "t", Listener: lns[0], Addrs: addrs})
+	wg.Wait()
+	if err == nil || !strings.Contains(err.Error(), "rank(s) 2") {
+		t.Fatalf("err = %v, want one naming rank 2", err)
+	}
+}

@@ -1,0 +1,61 @@
+// Package transport defines the point-to-point layer under Weft's
+// collectives: a Transport gives each rank one Link per peer, and a Link
+// moves frames (a wire.Header and its payload) in order, reliably, in both
+// directions. Everything above (matching, pipelining, the algorithms, fault
+// handling) is written once in package collective over this interface.
+//
+// Implementations live in the sub-packages: inproc (goroutine ranks in one
+// process, the test bed and the embedded default) and tcp (processes and
+// hosts).
+package transport
+
+import (
+	"errors"
+	"time"
+
+	"github.com/weft-hpc/weft/internal/wire"
+)
+
+// Link is an established, ordered, reliable frame stream to one peer.
+//
+// One goroutine at a time may write (the caller serialises WriteFrame), and
+// one goroutine at a time may read (ReadHeader then ReadPayload, strictly
+// alternating). A read and a write may run concurrently. Close and the
+// deadline setters may be called from any goroutine and interrupt blocked
+// calls.
+type Link interface {
+	// WriteFrame sends h (with h.Len == len(payload)) and the payload. It
+	// returns when payload may be reused. On error the stream may hold a
+	// partial frame and must not be written again.
+	WriteFrame(h *wire.Header, payload []byte) error
+	// ReadHeader blocks until the next frame's header has arrived and is
+	// valid. It returns io.EOF when the peer closed the link between frames.
+	ReadHeader(h *wire.Header) error
+	// ReadPayload reads the payload of the frame whose header was just read
+	// into dst, which must hold exactly h.Len bytes; a nil dst discards it.
+	// It must be called once after each header with h.Len > 0, and may be
+	// skipped (or called with an empty dst) when h.Len == 0.
+	ReadPayload(dst []byte) error
+	// SetReadDeadline and SetWriteDeadline bound blocked reads and writes;
+	// an expired deadline makes them fail with an error that matches
+	// os.ErrDeadlineExceeded. The zero time means no deadline.
+	SetReadDeadline(t time.Time) error
+	SetWriteDeadline(t time.Time) error
+	// Close closes the link; blocked calls on both ends return errors.
+	Close() error
+}
+
+// Transport connects one rank to the others of its world.
+type Transport interface {
+	// Name is the transport's short name ("inproc", "tcp"), used in errors.
+	Name() string
+	Rank() int
+	Size() int
+	// Link returns the link to peer, or nil for the rank itself.
+	Link(peer int) Link
+	// Close closes every link.
+	Close() error
+}
+
+// ErrClosed is returned by operations on a link closed locally.
+var ErrClosed = errors.New("transport: link closed")
