@@ -17,8 +17,7 @@ func allreduceRing(x *exec, a *args) error {
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
 	_, segMax := part(a.count, n, 0)
-	chunkEl := max(1, x.chunk/es)
-	nc := max(1, (segMax+chunkEl-1)/chunkEl)
+	nc := x.chunks(segMax * es)
 	steps := 2 * (n - 1)
 	// chunk returns the byte range of chunk j of segment seg.
 	chunk := func(seg, j int) (lo, hi int) {

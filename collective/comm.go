@@ -2,13 +2,17 @@ package collective
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/internal/reduce"
 	"github.com/weft-hpc/weft/internal/wire"
 )
@@ -791,6 +795,13 @@ func (x *exec) wait(s *slot) error {
 		return s.result()
 	default:
 	}
+	if pl, ok := s.p.link.(transport.Poller); ok && s.p.rmu.TryLock() {
+		err := x.pollWait(pl, s)
+		s.p.rmu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 	var tc <-chan time.Time
 	timeout := x.c.ep.cfg.timeout
 	var t *time.Timer
@@ -818,13 +829,106 @@ func (x *exec) wait(s *slot) error {
 				t.Reset(timeout)
 				continue
 			}
-			x.c.ep.failWith(&failure{kind: ErrTimeout, culprit: s.p.rank, origin: -1,
-				msg: fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
-					x.seq, x.d, s.p.rank, timeout)})
+			x.c.ep.failWith(x.silent(s.p.rank, timeout))
 			<-s.done
 			return s.result()
 		}
 	}
+}
+
+// pollWait reads s's link on this goroutine until s completes: a message
+// is taken without waking any other goroutine. It polls for the spin time,
+// then sleeps on the socket itself, in slices so that the context and the
+// timeout are seen. It returns nil when s is done or the endpoint failed
+// (the slot then reports why), or the error that ends the wait. The caller
+// holds the read token.
+func (x *exec) pollWait(pl transport.Poller, s *slot) error {
+	p := s.p
+	ep := p.ep
+	var h wire.Header
+	start := time.Now()
+	pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
+	spinEnd := start.Add(ep.cfg.spin)
+	last, lastAt := s.progress(), start
+	var done <-chan struct{}
+	if x.ctx != nil {
+		done = x.ctx.Done()
+	}
+	for ep.failure() == nil {
+		select {
+		case <-s.done:
+			// Leave no whole frame in the link's buffer: the background
+			// reader only wakes for bytes on the socket.
+			if err := p.drain(pl, &h); err != nil {
+				p.linkDown(err)
+			}
+			return nil
+		default:
+		}
+		ok, err := pl.TryReadHeader(&h)
+		if err == nil && ok {
+			err = p.handle(&h)
+		}
+		if err != nil {
+			p.linkDown(err)
+			return nil
+		}
+		if ok {
+			continue
+		}
+		now := time.Now()
+		if now.Before(spinEnd) {
+			if ep.cfg.yield {
+				// More ranks than CPUs here: let the one we wait for run.
+				// A raw call, so that the runtime does not hand this
+				// goroutine's P to another thread while the call sleeps.
+				syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+			}
+			continue
+		}
+		select {
+		case <-done:
+			x.c.abortCtx(x.ctx, x.d.op)
+			return nil
+		default:
+		}
+		if t := ep.cfg.timeout; t > 0 {
+			if g := s.progress(); g != last {
+				last, lastAt = g, now
+			} else if now.Sub(lastAt) >= t {
+				ep.failWith(x.silent(s.p.rank, t))
+				return nil
+			}
+		}
+		pl.SetPollDeadline(now.Add(pollSlice))
+		err = pl.Poll()
+		// Payload reads wait under the silence limit, not the slice.
+		pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			p.linkDown(err)
+			return nil
+		}
+	}
+	return nil
+}
+
+// readDeadline is the deadline of a read that starts now: a peer silent
+// for the timeout fails it.
+func readDeadline(timeout time.Duration) time.Time {
+	if timeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(timeout)
+}
+
+// pollSlice is how long a polling wait sleeps on its socket before it
+// looks at its context and timeout again.
+const pollSlice = 20 * time.Millisecond
+
+func (x *exec) silent(rank int, t time.Duration) *failure {
+	return &failure{kind: ErrTimeout, culprit: rank, origin: -1,
+		msg: fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
+			x.seq, x.d, rank, t)}
 }
 
 func (s *slot) result() error {
@@ -844,6 +948,21 @@ func (x *exec) finishAvg(b []byte) {
 	if x.d.redop == Avg {
 		reduce.Scale(reduce.Type(x.d.dtype), b, x.c.size)
 	}
+}
+
+// minChunk is the smallest pipeline chunk worth a frame of its own.
+const minChunk = 64 << 10
+
+// chunks is how many pieces a pipelined algorithm cuts a block of n bytes
+// into: pieces of at most the configured chunk, and at least four pieces
+// (of minChunk bytes or more) so that even a medium block flows through the
+// pipeline instead of waiting for itself.
+func (x *exec) chunks(n int) int {
+	nc := (n + x.chunk - 1) / x.chunk
+	if nc < 4 {
+		nc = min(4, (n+minChunk-1)/minChunk)
+	}
+	return max(1, nc)
 }
 
 // scratchBuf returns scratch buffer i (0 or 1) with n bytes, owned by the

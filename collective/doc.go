@@ -62,7 +62,7 @@
 //	WEFT_TIMEOUT       silence from a peer that fails operations (default 60s; 0 disables)
 //	WEFT_ALGO          force algorithms: "ring" or "allreduce=rd,broadcast=chain"
 //	WEFT_CHUNK_BYTES   pipeline chunk and largest frame (default 512K)
-//	WEFT_SOCKET_BUFFER TCP send/receive buffer size (default: kernel autotuning)
+//	WEFT_SOCKET_BUFFER TCP send/receive buffer size (default 4M; 0: kernel autotuning)
 //	WEFT_IFADDR        local IP address to listen on and advertise
 //	WEFT_JOB_TOKEN     job identity every connection must present
 //	WEFT_RENDEZVOUS    file:///path for a shared-file rendezvous

@@ -51,6 +51,8 @@ type endpoint struct {
 // config holds what an endpoint was built with.
 type config struct {
 	timeout time.Duration // silence from a peer that fails an operation; 0: none
+	spin    time.Duration // how long a waiting operation polls its link itself
+	yield   bool          // give the CPU away between polls (more ranks than CPUs)
 	chunk   int           // pipeline chunk and largest frame payload, bytes
 	algo    map[opKind]string
 	log     *slog.Logger
@@ -73,6 +75,9 @@ type peer struct {
 
 	wmu    sync.Mutex // serialises writes
 	broken error      // a write failed mid-frame; guarded by wmu
+
+	rmu      sync.Mutex   // the read token: who holds it may read the link
+	lastRead atomic.Int64 // unix nanoseconds of the last frame read
 
 	mu     sync.Mutex
 	posted map[matchKey]*slot
@@ -126,6 +131,7 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 		}
 		p := &peer{ep: ep, rank: r, link: tr.Link(r), posted: make(map[matchKey]*slot), unexp: make(map[matchKey]*early)}
 		p.lastWrite.Store(time.Now().UnixNano())
+		p.lastRead.Store(time.Now().UnixNano())
 		ep.peers[r] = p
 	}
 	for _, p := range ep.peers {
@@ -321,6 +327,10 @@ func (p *peer) write(h *wire.Header, payload []byte) error {
 func (p *peer) readLoop() {
 	ep := p.ep
 	defer ep.wg.Done()
+	if pl, ok := p.link.(transport.Poller); ok {
+		p.pollLoop(pl)
+		return
+	}
 	var h wire.Header
 	var deadline time.Time
 	for ep.failure() == nil {
@@ -335,32 +345,86 @@ func (p *peer) readLoop() {
 			p.linkDown(err)
 			return
 		}
-		switch h.Kind {
-		case wire.KindHeartbeat:
-		case wire.KindGoodbye:
-			p.mu.Lock()
-			if p.gone == nil {
-				p.gone = &failure{kind: ErrPeerLost, culprit: p.rank, origin: ep.rank,
-					msg: fmt.Sprintf("rank %d closed its communicator while this rank still needed it", p.rank)}
-			}
-			for _, s := range p.posted {
-				p.settle(s)
-			}
-			p.mu.Unlock()
-		case wire.KindAbort:
-			msg := make([]byte, h.Len)
-			if err := p.link.ReadPayload(msg); err != nil {
-				p.linkDown(err)
-				return
-			}
-			ep.failWith(&failure{kind: kindOf(h.Op), culprit: int(h.Root), origin: p.rank, relayed: true, msg: string(msg)})
-		case wire.KindData:
-			if err := p.deliver(&h); err != nil {
-				p.linkDown(err)
-				return
-			}
+		if err := p.handle(&h); err != nil {
+			p.linkDown(err)
+			return
 		}
 	}
+}
+
+// pollLoop is the reader of a link that can be polled: it waits for bytes
+// without holding the read token, so that an operation waiting on this
+// peer can take the token and read the frames itself (exec.wait).
+func (p *peer) pollLoop(pl transport.Poller) {
+	ep := p.ep
+	var h wire.Header
+	var deadline time.Time
+	for ep.failure() == nil {
+		if t := ep.cfg.timeout; t > 0 {
+			if d := time.Unix(0, p.lastRead.Load()).Add(t); !d.Equal(deadline) {
+				deadline = d
+				p.link.SetReadDeadline(d)
+			}
+		}
+		if err := pl.WaitReadable(); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && ep.failure() == nil &&
+				time.Since(time.Unix(0, p.lastRead.Load())) < ep.cfg.timeout {
+				continue // someone else read a frame meanwhile
+			}
+			p.linkDown(err)
+			return
+		}
+		p.rmu.Lock()
+		pl.SetPollDeadline(deadline)
+		err := p.drain(pl, &h)
+		p.rmu.Unlock()
+		if err != nil {
+			p.linkDown(err)
+			return
+		}
+	}
+}
+
+// drain handles every frame the link can give without blocking. The
+// caller holds the read token.
+func (p *peer) drain(pl transport.Poller, h *wire.Header) error {
+	for {
+		ok, err := pl.TryReadHeader(h)
+		if err != nil || !ok {
+			return err
+		}
+		if err := p.handle(h); err != nil {
+			return err
+		}
+	}
+}
+
+// handle processes one frame whose header was just read; it returns an
+// error only when the link itself failed.
+func (p *peer) handle(h *wire.Header) error {
+	ep := p.ep
+	p.lastRead.Store(time.Now().UnixNano())
+	switch h.Kind {
+	case wire.KindGoodbye:
+		p.mu.Lock()
+		if p.gone == nil {
+			p.gone = &failure{kind: ErrPeerLost, culprit: p.rank, origin: ep.rank,
+				msg: fmt.Sprintf("rank %d closed its communicator while this rank still needed it", p.rank)}
+		}
+		for _, s := range p.posted {
+			p.settle(s)
+		}
+		p.mu.Unlock()
+	case wire.KindAbort:
+		msg := make([]byte, h.Len)
+		if err := p.link.ReadPayload(msg); err != nil {
+			return err
+		}
+		ep.failWith(&failure{kind: kindOf(h.Op), culprit: int(h.Root), origin: p.rank, relayed: true, msg: string(msg)})
+	case wire.KindData:
+		return p.deliver(h)
+	}
+	return nil
 }
 
 // linkDown handles the end of p's stream.

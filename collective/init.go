@@ -39,6 +39,8 @@ type Launch struct {
 	Host           string
 	AdvertisedAddr string
 	NumNodes       int
+	LocalRanks     int // ranks found on this host (same host name and boot id)
+	HostCPUs       int // CPUs online on this host
 }
 
 // Init creates the world communicator of a multi-process job over TCP.
@@ -94,6 +96,7 @@ func InitLaunch(ctx context.Context, opts ...Option) (*Comm, *Launch, error) {
 		LocalSize: info.LocalSize, JobID: info.JobID, Host: host, NumNodes: info.NumNodes}
 	if info.Size == 1 {
 		l.Rendezvous = "none"
+		l.LocalRanks, l.HostCPUs = 1, hostCPUs()
 		return newWorld(newEndpoint(inproc.New(1)[0], cfg)), l, nil
 	}
 	if cfg.timeout > 0 {
@@ -248,6 +251,7 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 		return nil, err
 	}
 	addrs := make([]string, size)
+	local := 0
 	for r := range size {
 		v, err := kv.Get(ctx, "rank/"+strconv.Itoa(r))
 		if err != nil {
@@ -260,9 +264,18 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 			return nil, fmt.Errorf("rank %d published a malformed address %q", r, v)
 		}
 		addrs[r] = ri.Addr
+		if ri.Host == me.Host && ri.BootID == me.BootID {
+			local++
+		}
+	}
+	cfg.spin, cfg.yield = o.spinFor(local)
+	l.LocalRanks, l.HostCPUs = local, hostCPUs()
+	cc := o.congestion
+	if cc == "system" {
+		cc = ""
 	}
 	tr, err := tcp.Connect(ctx, tcp.Config{Rank: rank, Size: size, Token: token + "/" + string(nonce),
-		Listener: ln, Addrs: addrs, SocketBuffer: o.sockBuf, Logf: logf})
+		Listener: ln, Addrs: addrs, SocketBuffer: *o.sockBuf, Congestion: cc, Logf: logf})
 	if err != nil {
 		return nil, err
 	}

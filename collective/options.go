@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective/transport/inproc"
+	"github.com/weft-hpc/weft/internal/units"
 )
 
 // Option configures Init and NewLocal. Options override the environment.
@@ -23,7 +24,9 @@ type options struct {
 	ifAddr     string
 	algo       *string
 	chunk      int
-	sockBuf    int
+	sockBuf    *int
+	spin       string
+	congestion string
 	logger     *slog.Logger
 }
 
@@ -62,9 +65,21 @@ func WithAlgorithm(s string) Option { return func(o *options) { o.algo = &s } }
 // (WEFT_CHUNK_BYTES).
 func WithChunkBytes(n int) Option { return func(o *options) { o.chunk = n } }
 
-// WithSocketBuffer sets the TCP send and receive buffer sizes; 0 keeps the
-// kernel's autotuning (WEFT_SOCKET_BUFFER).
-func WithSocketBuffer(n int) Option { return func(o *options) { o.sockBuf = n } }
+// WithSocketBuffer sets the TCP send and receive buffer sizes (default
+// 4M); 0 keeps the kernel's autotuning (WEFT_SOCKET_BUFFER).
+func WithSocketBuffer(n int) Option { return func(o *options) { o.sockBuf = &n } }
+
+// WithSpin sets how long an operation waiting for a message polls its
+// socket before it sleeps (WEFT_SPIN): "auto" (the default: 50us when this
+// host runs no more ranks than it has CPUs; else 200us, giving the CPU
+// away between polls), or a duration ("0" to never poll, "1ms").
+func WithSpin(s string) Option { return func(o *options) { o.spin = s } }
+
+// WithTCPCongestion names the congestion control of Weft's TCP
+// connections (WEFT_TCP_CONGESTION): "reno" by default, "cubic", or
+// "system" to keep the system's. Pacing congestion controls such as BBR
+// cost throughput on the short, fast links collectives run over.
+func WithTCPCongestion(cc string) Option { return func(o *options) { o.congestion = cc } }
 
 // WithLogger sets where warnings go (refused connections, failures). The
 // default writes to stderr at the level WEFT_LOG names.
@@ -106,12 +121,13 @@ func buildOptions(opts []Option) (*options, error) {
 	if o.chunk < 4<<10 || o.chunk > 64<<20 {
 		return nil, fmt.Errorf("collective: chunk of %d bytes is outside [4K, 64M]", o.chunk)
 	}
-	if o.sockBuf == 0 {
+	if o.sockBuf == nil {
 		b, err := paramSockBuf.get()
 		if err != nil {
 			return nil, err
 		}
-		o.sockBuf = int(b)
+		n := int(b)
+		o.sockBuf = &n
 	}
 	if o.ifAddr == "" {
 		a, err := paramIfAddr.get()
@@ -126,6 +142,25 @@ func buildOptions(opts []Option) (*options, error) {
 			return nil, err
 		}
 		o.rendezvous = r
+	}
+	if o.congestion == "" {
+		cc, err := paramCongestion.get()
+		if err != nil {
+			return nil, err
+		}
+		o.congestion = cc
+	}
+	if o.spin == "" {
+		sp, err := paramSpin.get()
+		if err != nil {
+			return nil, err
+		}
+		o.spin = sp
+	}
+	if o.spin != "auto" {
+		if _, err := units.ParseDuration(o.spin); err != nil {
+			return nil, fmt.Errorf("collective: WEFT_SPIN=%q: %w", o.spin, err)
+		}
 	}
 	if o.logger == nil {
 		lv, err := paramLog.get()
@@ -147,6 +182,21 @@ func (o *options) config() (config, error) {
 		return config{}, fmt.Errorf("collective: WEFT_ALGO=%q: %w", *o.algo, err)
 	}
 	return config{timeout: *o.timeout, chunk: o.chunk, algo: algo, log: o.logger}, nil
+}
+
+// spinFor resolves the spin setting for a rank that shares its host with
+// localRanks ranks (itself included): polling pays only when every rank has
+// a CPU to poll on.
+func (o *options) spinFor(localRanks int) (time.Duration, bool) {
+	oversub := localRanks > hostCPUs()
+	if o.spin == "auto" {
+		if !oversub {
+			return 50 * time.Microsecond, false
+		}
+		return 200 * time.Microsecond, true
+	}
+	d, _ := units.ParseDuration(o.spin)
+	return d, oversub
 }
 
 // NewLocal returns n communicators over the in-process transport, one per

@@ -19,8 +19,10 @@ var (
 	paramRendezvous = newParam("WEFT_RENDEZVOUS", "", parseString)                  // "file:///shared/path" when no master address is given
 	paramJobToken   = newParam("WEFT_JOB_TOKEN", "", parseString)                   // job identity checked on every connection
 	paramIfAddr     = newParam("WEFT_IFADDR", "", parseString)                      // local address to listen on and advertise
-	paramSockBuf    = newParam("WEFT_SOCKET_BUFFER", int64(0), units.ParseSize)     // SO_SNDBUF/SO_RCVBUF; 0 keeps the kernel's autotuning
+	paramSockBuf    = newParam("WEFT_SOCKET_BUFFER", int64(4<<20), units.ParseSize) // SO_SNDBUF/SO_RCVBUF (4M: a pipelined chunk never waits for buffer space); 0 keeps autotuning
 	paramLog        = newParam("WEFT_LOG", "warn", parseString)                     // log level: error, warn, info, debug
+	paramCongestion = newParam("WEFT_TCP_CONGESTION", "reno", parseString)          // TCP congestion control; "system" keeps the system's
+	paramSpin       = newParam("WEFT_SPIN", "auto", parseString)                    // how long a waiting operation polls its socket before sleeping
 )
 
 type param[T any] struct {

@@ -57,5 +57,34 @@ type Transport interface {
 	Close() error
 }
 
+// Poller is implemented by links whose bytes can be read without blocking,
+// so that a goroutine waiting for a message can read it itself instead of
+// being woken by the link's reader goroutine (each wake-up costs several
+// microseconds on a virtual machine; a message on loopback takes three).
+//
+// At most one goroutine reads at a time (the caller serialises
+// TryReadHeader, ReadHeader and ReadPayload); WaitReadable may run in
+// another goroutine at the same time.
+type Poller interface {
+	// TryReadHeader reads the next frame's header if it is already
+	// available and reports whether it did. It never blocks.
+	TryReadHeader(h *wire.Header) (bool, error)
+	// WaitReadable blocks until the peer has sent bytes not yet read, the
+	// link closed (then a read reports it), or the read deadline passed.
+	// It consumes nothing and may run beside a reader; it is meant for a
+	// goroutine that waits to become the reader. Bytes already taken into
+	// the link's own buffer do not count: readers finish every whole frame
+	// they buffered before they stop reading.
+	WaitReadable() error
+	// Poll is WaitReadable for the current reader, bounded by the poll
+	// deadline instead of the read deadline. A reader that must block
+	// waits here, so that it is woken itself rather than a goroutine
+	// parked in WaitReadable.
+	Poll() error
+	// SetPollDeadline bounds Poll and the waits inside ReadPayload. The
+	// reader sets it when it takes over; SetReadDeadline sets it too.
+	SetPollDeadline(t time.Time) error
+}
+
 // ErrClosed is returned by operations on a link closed locally.
 var ErrClosed = errors.New("transport: link closed")

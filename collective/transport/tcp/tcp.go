@@ -14,7 +14,6 @@
 package tcp
 
 import (
-	"bufio"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -43,6 +42,9 @@ type Config struct {
 	Addrs []string
 	// SocketBuffer sets SO_SNDBUF and SO_RCVBUF; 0 keeps autotuning.
 	SocketBuffer int
+	// Congestion names the TCP congestion control of every connection
+	// ("reno", "cubic"); "" keeps the system's default.
+	Congestion string
 	// Logf receives warnings (refused connections); nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -53,7 +55,10 @@ type Transport struct {
 	links      []*link
 }
 
-var _ transport.Transport = (*Transport)(nil)
+var (
+	_ transport.Transport = (*Transport)(nil)
+	_ transport.Poller    = (*link)(nil)
+)
 
 func (t *Transport) Name() string { return "tcp" }
 func (t *Transport) Rank() int    { return t.rank }
@@ -168,8 +173,13 @@ func acceptAll(ctx context.Context, cfg Config, t *Transport, mu *sync.Mutex, lo
 			c.Close()
 			continue
 		}
+		l, err := newLink(c.(*net.TCPConn), &cfg)
+		if err != nil {
+			c.Close()
+			return err
+		}
 		mu.Lock()
-		t.links[peer] = newLink(c.(*net.TCPConn), cfg.SocketBuffer)
+		t.links[peer] = l
 		mu.Unlock()
 		need--
 	}
@@ -224,7 +234,11 @@ func dial(ctx context.Context, cfg Config, peer int) (*link, error) {
 				c.Close()
 				return nil, err
 			}
-			return newLink(c.(*net.TCPConn), cfg.SocketBuffer), nil
+			l, err := newLink(c.(*net.TCPConn), &cfg)
+			if err != nil {
+				c.Close()
+			}
+			return l, err
 		}
 		// The peer may still be starting; anything but a refusal is final.
 		if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
@@ -259,22 +273,72 @@ func handshakeDial(c net.Conn, cfg Config, peer int) error {
 }
 
 // link is one TCP connection carrying frames.
+//
+// The socket has two descriptors: c, on which frames are written and on
+// which the link's background reader waits for data (WaitReadable), and rc,
+// a duplicate through which the bytes are read without blocking. Each has
+// its own poller registration and lock, so a goroutine that reads (on rc)
+// never queues behind the background reader parked on c.
 type link struct {
-	c    *net.TCPConn
-	r    *bufio.Reader
+	c, rc *net.TCPConn
+	craw  syscall.RawConn
+	rraw  syscall.RawConn
+
 	whdr [wire.HeaderSize]byte
-	rhdr [wire.HeaderSize]byte
 	iov  [2][]byte
-	left int // payload bytes of the current frame not read yet
+
+	buf  []byte // bytes read from the socket, not yet consumed: buf[r:w]
+	r, w int
+	left int // payload bytes of the current frame not consumed yet
+	rerr error
 }
 
-func newLink(c *net.TCPConn, sockBuf int) *link {
+// The read buffer takes headers, small payloads and whatever follows them
+// in the socket. A header is read with at most headerRead bytes, so that
+// little of a large payload passes through the buffer; the rest of a
+// payload, from directRead bytes up, is read straight into its destination.
+const (
+	bufSize    = 64 << 10
+	headerRead = 4 << 10
+	directRead = 4 << 10
+)
+
+func newLink(c *net.TCPConn, cfg *Config) (*link, error) {
 	c.SetNoDelay(true)
-	if sockBuf > 0 {
-		c.SetReadBuffer(sockBuf)
-		c.SetWriteBuffer(sockBuf)
+	if cfg.SocketBuffer > 0 {
+		c.SetReadBuffer(cfg.SocketBuffer)
+		c.SetWriteBuffer(cfg.SocketBuffer)
 	}
-	return &link{c: c, r: bufio.NewReaderSize(c, 64<<10)}
+	if cfg.Congestion != "" {
+		var serr error
+		if raw, err := c.SyscallConn(); err == nil {
+			raw.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptString(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CONGESTION, cfg.Congestion)
+			})
+		}
+		if serr != nil && cfg.Logf != nil {
+			cfg.Logf("weft: tcp: congestion control %q not available, keeping the system's: %v", cfg.Congestion, serr)
+		}
+	}
+	f, err := c.File() // a duplicate descriptor of the same socket
+	if err != nil {
+		return nil, fmt.Errorf("tcp: duplicating the socket: %w", err)
+	}
+	defer f.Close()
+	fc, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("tcp: duplicating the socket: %w", err)
+	}
+	rc := fc.(*net.TCPConn)
+	l := &link{c: c, rc: rc, buf: make([]byte, bufSize)}
+	if l.craw, err = c.SyscallConn(); err == nil {
+		l.rraw, err = rc.SyscallConn()
+	}
+	if err != nil {
+		rc.Close()
+		return nil, fmt.Errorf("tcp: %w", err)
+	}
+	return l, nil
 }
 
 func (l *link) WriteFrame(h *wire.Header, payload []byte) error {
@@ -291,40 +355,191 @@ func (l *link) WriteFrame(h *wire.Header, payload []byte) error {
 	return err
 }
 
-func (l *link) ReadHeader(h *wire.Header) error {
-	if l.left > 0 {
-		if _, err := l.r.Discard(l.left); err != nil {
+// recv reads what the socket has into p without blocking: (0, nil) when it
+// has nothing yet, io.EOF when the peer closed.
+func (l *link) recv(p []byte) (int, error) {
+	var n int
+	var err error
+	cerr := l.rraw.Read(func(fd uintptr) bool {
+		for {
+			n, err = syscall.Read(int(fd), p)
+			if err != syscall.EINTR {
+				return true
+			}
+		}
+	})
+	switch {
+	case cerr != nil:
+		return 0, cerr
+	case err == syscall.EAGAIN:
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// wait blocks on rc until the socket has bytes or the deadline passes.
+func (l *link) wait() error {
+	return l.rraw.Read(func(fd uintptr) bool { return readable(fd) })
+}
+
+// readable peeks at the socket: true when a read would not block (data,
+// end of stream or an error).
+func readable(fd uintptr) bool {
+	var b [1]byte
+	for {
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		if err == syscall.EINTR {
+			continue
+		}
+		return err != syscall.EAGAIN
+	}
+}
+
+// fill reads more bytes into the buffer, at most up to want buffered
+// bytes; with block it waits for at least one.
+func (l *link) fill(block bool, want int) error {
+	if l.r > 0 && l.r == l.w {
+		l.r, l.w = 0, 0
+	}
+	if l.r > 0 && l.r+want > len(l.buf) {
+		copy(l.buf, l.buf[l.r:l.w])
+		l.w -= l.r
+		l.r = 0
+	}
+	end := min(l.r+want, len(l.buf))
+	if end <= l.w {
+		return nil
+	}
+	for {
+		n, err := l.recv(l.buf[l.w:end])
+		l.w += n
+		if err != nil || n > 0 || !block {
 			return err
 		}
-		l.left = 0
+		if err := l.wait(); err != nil {
+			return err
+		}
 	}
-	if _, err := io.ReadFull(l.r, l.rhdr[:]); err != nil {
+}
+
+func (l *link) TryReadHeader(h *wire.Header) (bool, error) {
+	if err := l.skip(); err != nil {
+		return false, err
+	}
+	if l.w-l.r < wire.HeaderSize {
+		if err := l.fill(false, headerRead); err != nil {
+			return false, err
+		}
+		if l.w-l.r < wire.HeaderSize {
+			return false, nil
+		}
+	}
+	return true, l.header(h)
+}
+
+func (l *link) header(h *wire.Header) error {
+	if err := h.Decode(l.buf[l.r : l.r+wire.HeaderSize]); err != nil {
 		return err
 	}
-	if err := h.Decode(l.rhdr[:]); err != nil {
-		return err
-	}
+	l.r += wire.HeaderSize
 	l.left = int(h.Len)
 	return nil
 }
 
+// skip drops the unread payload of the previous frame.
+func (l *link) skip() error {
+	for l.left > 0 {
+		if l.r == l.w {
+			if err := l.fill(true, bufSize); err != nil {
+				return err
+			}
+		}
+		n := min(l.left, l.w-l.r)
+		l.r += n
+		l.left -= n
+	}
+	return nil
+}
+
+func (l *link) ReadHeader(h *wire.Header) error {
+	if err := l.skip(); err != nil {
+		return err
+	}
+	for l.w-l.r < wire.HeaderSize {
+		if err := l.fill(true, headerRead); err != nil {
+			if err == io.EOF && l.w > l.r {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return l.header(h)
+}
+
 func (l *link) ReadPayload(dst []byte) error {
 	if dst == nil {
-		_, err := l.r.Discard(l.left)
-		l.left = 0
-		return err
+		return l.skip()
 	}
 	if len(dst) != l.left {
 		return fmt.Errorf("tcp: payload of %d bytes read into %d", l.left, len(dst))
 	}
-	_, err := io.ReadFull(l.r, dst)
+	n := copy(dst, l.buf[l.r:l.w])
+	l.r += n
+	for n < len(dst) {
+		if len(dst)-n < directRead {
+			if err := l.fill(true, bufSize); err != nil {
+				return unexpected(err)
+			}
+			k := copy(dst[n:], l.buf[l.r:l.w])
+			l.r += k
+			n += k
+			continue
+		}
+		k, err := l.recv(dst[n:])
+		if err != nil {
+			return unexpected(err)
+		}
+		if k == 0 {
+			if err := l.wait(); err != nil {
+				return err
+			}
+		}
+		n += k
+	}
 	l.left = 0
+	return nil
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
 	return err
 }
 
-func (l *link) SetReadDeadline(t time.Time) error  { return l.c.SetReadDeadline(t) }
+func (l *link) WaitReadable() error {
+	return l.craw.Read(func(fd uintptr) bool { return readable(fd) })
+}
+
+func (l *link) Poll() error { return l.wait() }
+
+func (l *link) SetPollDeadline(t time.Time) error { return l.rc.SetReadDeadline(t) }
+
+func (l *link) SetReadDeadline(t time.Time) error {
+	l.rc.SetReadDeadline(t)
+	return l.c.SetReadDeadline(t)
+}
+
 func (l *link) SetWriteDeadline(t time.Time) error { return l.c.SetWriteDeadline(t) }
-func (l *link) Close() error                       { return l.c.Close() }
+
+func (l *link) Close() error {
+	l.rc.Close()
+	return l.c.Close()
+}
 
 // PeersMissing lists ranks without a link, for diagnostics.
 func (t *Transport) PeersMissing() []int {

@@ -3,6 +3,7 @@ package tcp
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -131,44 +132,56 @@ func TestMeshFrames(t *testing.T) {
 }
 
 // TestForeignConnectionRefused: a connection with another job's token, and
-// one that does not speak the protocol, are refused and logged; the real
-// peers still connect.
+// one that does not speak the protocol, are refused and logged while rank 0
+// waits; the real peer still connects afterwards.
 func TestForeignConnectionRefused(t *testing.T) {
 	var log logBuf
-	var reason string
-	connectAll(t, 2, "right-job", log.logf, func(addrs []string) {
-		go func() {
-			c, err := net.Dial("tcp", addrs[0])
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.Close()
-			wire.WriteHello(c, &wire.Hello{Size: 2, From: 1, To: 0, Token: "other-job"})
-			rp, err := wire.ReadReply(c)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			if rp.OK {
-				t.Error("a foreign token was accepted")
-			}
-			reason = rp.Reason
-			g, err := net.Dial("tcp", addrs[0])
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			g.Write([]byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"))
-			g.Close()
-		}()
-		time.Sleep(100 * time.Millisecond)
-	})
-	if !strings.Contains(reason, "wrong job token") {
-		t.Errorf("refusal reason %q", reason)
+	lns, addrs := listeners(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	type res struct {
+		tr  *Transport
+		err error
 	}
-	if !strings.Contains(log.String(), "wrong job token") {
-		t.Errorf("refusal not logged: %q", log.String())
+	ch := make(chan res, 2)
+	go func() {
+		tr, err := Connect(ctx, Config{Rank: 0, Size: 2, Token: "right-job", Listener: lns[0], Addrs: addrs, Logf: log.logf})
+		ch <- res{tr, err}
+	}()
+	c, err := net.Dial("tcp", addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire.WriteHello(c, &wire.Hello{Size: 2, From: 1, To: 0, Token: "other-job"})
+	rp, err := wire.ReadReply(c)
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.OK || !strings.Contains(rp.Reason, "wrong job token") {
+		t.Errorf("foreign token: reply %+v", rp)
+	}
+	g, err := net.Dial("tcp", addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Write([]byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+	io.Copy(io.Discard, g) // rank 0 closes it
+	g.Close()
+	go func() {
+		tr, err := Connect(ctx, Config{Rank: 1, Size: 2, Token: "right-job", Listener: lns[1], Addrs: addrs})
+		ch <- res{tr, err}
+	}()
+	for range 2 {
+		r := <-ch
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		defer r.tr.Close()
+	}
+	logged := log.String()
+	if !strings.Contains(logged, "wrong job token") || !strings.Contains(logged, "magic") {
+		t.Errorf("refusals not logged: %q", logged)
 	}
 }
 

@@ -1,0 +1,36 @@
+package collective
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// hostCPUs is the number of CPUs online on this host. runtime.NumCPU is not
+// it: launchers bind each rank to its own cores, and the affinity mask is
+// what NumCPU counts.
+func hostCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return runtime.NumCPU()
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if found {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || z < a {
+			return runtime.NumCPU()
+		}
+		n += z - a + 1
+	}
+	if n < 1 {
+		return runtime.NumCPU()
+	}
+	return n
+}
