@@ -1,0 +1,421 @@
+// Package bench measures collectives the way nccl-tests does, so that a
+// table from `weft bench` compares line by line with all_reduce_perf and
+// friends: the same size/count/type/redop/root columns, time per iteration
+// averaged over ranks, algorithm bandwidth (bytes / time) and bus bandwidth
+// (algbw times nccl-tests' factor: 2(n-1)/n for allreduce, (n-1)/n for
+// allgather, reduce-scatter and all-to-all, 1 for broadcast and reduce),
+// out of place then in place. Every size is also checked against a serial
+// reference (#wrong counts wrong elements over all ranks).
+//
+// Buffers are allocated once at the largest size and touched before
+// timing: first touch of memory is slow on virtual machines and would be
+// measured instead of the collective.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/half"
+	"github.com/weft-hpc/weft/internal/reduce"
+)
+
+// Config is one benchmark run.
+type Config struct {
+	Op         string // allreduce, allgather, broadcast, reduce, reducescatter, alltoall
+	MinBytes   int64
+	MaxBytes   int64
+	StepFactor int64 // multiply the size by this each step (>= 2)
+	Iters      int   // 0: chosen per size
+	Warmup     int
+	Check      bool
+	DType      collective.DType
+	RedOp      collective.Op
+	Root       int
+	Average    int // how ranks' times combine: 0 rank 0, 1 mean, 2 min, 3 max (nccl-tests -a)
+}
+
+// Ops lists the collectives the benchmark knows.
+var Ops = []string{"allreduce", "allgather", "broadcast", "reduce", "reducescatter", "alltoall"}
+
+// Result is one size, out of place and in place.
+type Result struct {
+	Bytes int64 // size column: the whole buffer (recv side for allgather, send side for reduce-scatter)
+	Count int64 // elements of that buffer
+	Runs  [2]Run
+}
+
+// Run is one placement's measurement.
+type Run struct {
+	Micros float64 // time per iteration, combined over ranks
+	AlgBW  float64 // GB/s (1e9 bytes)
+	BusBW  float64
+	Wrong  int64 // -1 when not checked
+}
+
+// BusFactor is nccl-tests' bus-bandwidth factor of op on n ranks.
+func BusFactor(op string, n int) float64 {
+	switch op {
+	case "allreduce":
+		return 2 * float64(n-1) / float64(n)
+	case "allgather", "reducescatter", "alltoall":
+		return float64(n-1) / float64(n)
+	}
+	return 1
+}
+
+// Sizes returns the sizes of a run: from MinBytes, times StepFactor, up to
+// MaxBytes, each rounded down to whole elements (whole per-rank blocks for
+// the collectives that cut the buffer by rank, as nccl-tests rounds).
+func (cfg *Config) Sizes(n int) []int64 {
+	es := int64(cfg.DType.Size())
+	unit := es
+	switch cfg.Op {
+	case "allgather", "reducescatter", "alltoall":
+		unit = es * int64(n)
+		if cfg.Op == "alltoall" {
+			unit *= int64(n)
+		}
+	}
+	var out []int64
+	for s := cfg.MinBytes; s <= cfg.MaxBytes; s *= cfg.StepFactor {
+		b := s / unit * unit
+		if len(out) == 0 || out[len(out)-1] != b {
+			out = append(out, b)
+		}
+		if cfg.StepFactor < 2 {
+			break
+		}
+	}
+	return out
+}
+
+func (cfg *Config) validate(n int) error {
+	known := false
+	for _, o := range Ops {
+		known = known || o == cfg.Op
+	}
+	switch {
+	case !known:
+		return fmt.Errorf("bench: unknown collective %q (want one of %v)", cfg.Op, Ops)
+	case cfg.MinBytes < 0 || cfg.MaxBytes < cfg.MinBytes:
+		return fmt.Errorf("bench: sizes from %d to %d bytes", cfg.MinBytes, cfg.MaxBytes)
+	case cfg.StepFactor < 1:
+		return fmt.Errorf("bench: step factor %d", cfg.StepFactor)
+	case cfg.Root < 0 || cfg.Root >= n:
+		return fmt.Errorf("bench: root %d outside [0, %d)", cfg.Root, n)
+	case cfg.RedOp == collective.Avg && !cfg.DType.IsFloat():
+		return fmt.Errorf("bench: avg needs a floating type, not %v", cfg.DType)
+	case cfg.Iters < 0 || cfg.Warmup < 0:
+		return fmt.Errorf("bench: negative iteration count")
+	}
+	return nil
+}
+
+// iters is the iteration count for a size: about 0.3 s at 1 GB/s, between
+// 5 and 1000. Every rank computes the same number.
+func (cfg *Config) iters(bytes int64) int {
+	if cfg.Iters > 0 {
+		return cfg.Iters
+	}
+	n := int(3e8 / float64(bytes+1e5))
+	return min(max(n, 5), 1000)
+}
+
+// buffers are allocated once for the largest size.
+type buffers struct {
+	send, recv []byte
+}
+
+// sendRecvBytes is the size of the send and recv buffers for a size
+// column of b bytes on n ranks.
+func sendRecvBytes(op string, b int64, n int) (send, recv int64) {
+	switch op {
+	case "allgather":
+		return b / int64(n), b
+	case "reducescatter":
+		return b, b / int64(n)
+	}
+	return b, b
+}
+
+// Measure runs the benchmark on c, calling emit with each size's result
+// (on every rank; print on rank 0).
+func Measure(ctx context.Context, c collective.Communicator, cfg Config, emit func(Result)) error {
+	n := c.Size()
+	if err := cfg.validate(n); err != nil {
+		return err
+	}
+	sizes := cfg.Sizes(n)
+	if len(sizes) == 0 {
+		return nil
+	}
+	maxS, maxR := sendRecvBytes(cfg.Op, sizes[len(sizes)-1], n)
+	bufs := buffers{send: make([]byte, maxS), recv: make([]byte, max(maxR, maxS))}
+	for i := 0; i < len(bufs.send); i += 4096 {
+		bufs.send[i] = 1
+	}
+	for i := 0; i < len(bufs.recv); i += 4096 {
+		bufs.recv[i] = 1
+	}
+	es := int64(cfg.DType.Size())
+	for _, b := range sizes {
+		res := Result{Bytes: b, Count: b / es}
+		for place := range 2 {
+			run, err := measureOne(ctx, c, &cfg, &bufs, b, place == 1)
+			if err != nil {
+				return fmt.Errorf("bench: %s of %d bytes (%s): %w", cfg.Op, b, []string{"out of place", "in place"}[place], err)
+			}
+			res.Runs[place] = run
+		}
+		emit(res)
+	}
+	return nil
+}
+
+// operation returns the collective for one size and placement.
+func operation(c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace bool) func(context.Context) error {
+	n := int64(c.Size())
+	sb, rb := sendRecvBytes(cfg.Op, b, int(n))
+	dt := cfg.DType
+	send := collective.Raw(bufs.send[:sb], dt)
+	recv := collective.Raw(bufs.recv[:rb], dt)
+	if inPlace {
+		switch cfg.Op {
+		case "allgather": // send is this rank's block of recv
+			off := int64(c.Rank()) * sb
+			send = collective.Raw(bufs.recv[off:off+sb], dt)
+		case "reducescatter": // recv is this rank's block of send
+			off := int64(c.Rank()) * rb
+			send = collective.Raw(bufs.recv[:sb], dt)
+			recv = collective.Raw(bufs.recv[off:off+rb], dt)
+		case "alltoall":
+			// No in-place all-to-all: measure the same call again.
+		default:
+			send = recv
+		}
+	}
+	switch cfg.Op {
+	case "allreduce":
+		return func(ctx context.Context) error { return c.AllReduce(ctx, send, recv, cfg.RedOp) }
+	case "allgather":
+		return func(ctx context.Context) error { return c.AllGather(ctx, send, recv) }
+	case "broadcast":
+		return func(ctx context.Context) error { return c.Broadcast(ctx, recv, cfg.Root) }
+	case "reduce":
+		if c.Rank() != cfg.Root {
+			recv = collective.Buffer{}
+		}
+		return func(ctx context.Context) error { return c.Reduce(ctx, send, recv, cfg.RedOp, cfg.Root) }
+	case "reducescatter":
+		return func(ctx context.Context) error { return c.ReduceScatter(ctx, send, recv, cfg.RedOp) }
+	default:
+		return func(ctx context.Context) error { return c.AllToAll(ctx, send, recv) }
+	}
+}
+
+func measureOne(ctx context.Context, c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace bool) (Run, error) {
+	op := operation(c, cfg, bufs, b, inPlace)
+	for range cfg.Warmup {
+		if err := op(ctx); err != nil {
+			return Run{}, err
+		}
+	}
+	iters := cfg.iters(b)
+	if err := c.Barrier(ctx); err != nil {
+		return Run{}, err
+	}
+	start := time.Now()
+	for range iters {
+		if err := op(ctx); err != nil {
+			return Run{}, err
+		}
+	}
+	sec := time.Since(start).Seconds() / float64(iters)
+	sec, err := combine(ctx, c, sec, cfg.Average)
+	if err != nil {
+		return Run{}, err
+	}
+	run := Run{Micros: sec * 1e6, Wrong: -1}
+	if sec > 0 {
+		run.AlgBW = float64(b) / 1e9 / sec
+		run.BusBW = run.AlgBW * BusFactor(cfg.Op, c.Size())
+	}
+	if cfg.Check {
+		w, err := check(ctx, c, cfg, bufs, b, inPlace, op)
+		if err != nil {
+			return Run{}, err
+		}
+		run.Wrong = w
+	}
+	return run, nil
+}
+
+// combine merges the ranks' times as nccl-tests' -a does.
+func combine(ctx context.Context, c collective.Communicator, sec float64, how int) (float64, error) {
+	x := []float64{sec}
+	op := collective.Sum
+	switch how {
+	case 0:
+		err := c.Broadcast(ctx, collective.Buf(x), 0)
+		return x[0], err
+	case 2:
+		op = collective.Min
+	case 3:
+		op = collective.Max
+	}
+	if err := c.AllReduce(ctx, collective.Buf(x), collective.Buf(x), op); err != nil {
+		return 0, err
+	}
+	if how == 1 {
+		x[0] /= float64(c.Size())
+	}
+	return x[0], nil
+}
+
+// value is element i of rank r's input: small integers, so that every
+// reduction is exact in every type and order.
+func value(op collective.Op, r, i int64) float64 {
+	switch op {
+	case collective.Prod:
+		if (i+r)%5 == 0 {
+			return 2
+		}
+		return 1
+	case collective.Min, collective.Max:
+		return float64((i*7+r*13)%200) - 100
+	}
+	return float64((i+3*r)%7) - 3
+}
+
+func store(dt collective.DType, b []byte, i int64, v float64) {
+	switch dt {
+	case collective.Float32:
+		u := math.Float32bits(float32(v))
+		b[i*4], b[i*4+1], b[i*4+2], b[i*4+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	case collective.Float64:
+		u := math.Float64bits(v)
+		for k := range int64(8) {
+			b[i*8+k] = byte(u >> (8 * k))
+		}
+	case collective.Float16, collective.BFloat16:
+		var u uint16
+		if dt == collective.Float16 {
+			u = half.F32ToF16(float32(v))
+		} else {
+			u = half.F32ToBF16(float32(v))
+		}
+		b[i*2], b[i*2+1] = byte(u), byte(u>>8)
+	case collective.Int32:
+		u := uint32(int32(v))
+		b[i*4], b[i*4+1], b[i*4+2], b[i*4+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	case collective.Int64:
+		u := uint64(int64(v))
+		for k := range int64(8) {
+			b[i*8+k] = byte(u >> (8 * k))
+		}
+	case collective.Uint8:
+		b[i] = byte(int64(v))
+	}
+}
+
+// fill writes rank r's input for elements [from, from+len) of the logical
+// buffer into b.
+func fill(dt collective.DType, op collective.Op, b []byte, r, from int64) {
+	es := int64(dt.Size())
+	for i := int64(0); i < int64(len(b))/es; i++ {
+		store(dt, b, i, value(op, r, from+i))
+	}
+}
+
+// check runs the operation once on known inputs and counts the elements
+// that differ from a serial reference, over all ranks.
+func check(ctx context.Context, c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace bool, op func(context.Context) error) (int64, error) {
+	n, me := int64(c.Size()), int64(c.Rank())
+	dt := cfg.DType
+	es := int64(dt.Size())
+	sb, rb := sendRecvBytes(cfg.Op, b, int(n))
+	var want []byte
+	ref := func(from, bytes int64) []byte {
+		acc := make([]byte, bytes)
+		tmp := make([]byte, bytes)
+		fill(dt, cfg.RedOp, acc, 0, from)
+		for r := int64(1); r < n; r++ {
+			fill(dt, cfg.RedOp, tmp, r, from)
+			reduce.Apply(reduce.Type(dt), reduce.Op(cfg.RedOp), acc, acc, tmp)
+		}
+		if cfg.RedOp == collective.Avg {
+			reduce.Scale(reduce.Type(dt), acc, int(n))
+		}
+		return acc
+	}
+	var got []byte
+	switch cfg.Op {
+	case "allreduce", "reduce":
+		fill(dt, cfg.RedOp, bufs.send[:sb], me, 0)
+		if inPlace {
+			fill(dt, cfg.RedOp, bufs.recv[:rb], me, 0)
+		}
+		if cfg.Op == "allreduce" || me == int64(cfg.Root) {
+			want = ref(0, rb)
+			got = bufs.recv[:rb]
+		}
+	case "reducescatter":
+		fill(dt, cfg.RedOp, bufs.send[:sb], me, 0)
+		if inPlace {
+			fill(dt, cfg.RedOp, bufs.recv[:sb], me, 0)
+			got = bufs.recv[me*rb : (me+1)*rb]
+		} else {
+			got = bufs.recv[:rb]
+		}
+		want = ref(me*rb/es, rb)
+	case "broadcast":
+		if me == int64(cfg.Root) {
+			fill(dt, collective.Sum, bufs.recv[:rb], 99, 0)
+		}
+		want = make([]byte, rb)
+		fill(dt, collective.Sum, want, 99, 0)
+		got = bufs.recv[:rb]
+	case "allgather":
+		block := bufs.send[:sb]
+		if inPlace {
+			block = bufs.recv[me*sb : (me+1)*sb]
+		}
+		fill(dt, collective.Sum, block, me, 0)
+		want = make([]byte, rb)
+		for r := int64(0); r < n; r++ {
+			fill(dt, collective.Sum, want[r*sb:(r+1)*sb], r, 0)
+		}
+		got = bufs.recv[:rb]
+	case "alltoall":
+		blk := sb / n
+		for d := int64(0); d < n; d++ {
+			fill(dt, collective.Sum, bufs.send[d*blk:(d+1)*blk], me*1000+d, 0)
+		}
+		want = make([]byte, rb)
+		for s := int64(0); s < n; s++ {
+			fill(dt, collective.Sum, want[s*blk:(s+1)*blk], s*1000+me, 0)
+		}
+		got = bufs.recv[:rb]
+	}
+	if err := op(ctx); err != nil {
+		return 0, err
+	}
+	var wrong int64
+	for i := int64(0); i < int64(len(want)); i += es {
+		for k := int64(0); k < es; k++ {
+			if got[i+k] != want[i+k] {
+				wrong++
+				break
+			}
+		}
+	}
+	x := []int64{wrong}
+	if err := c.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum); err != nil {
+		return 0, err
+	}
+	return x[0], nil
+}
