@@ -1,0 +1,51 @@
+# Weft's build. `make demo` and `make test` are the README's two commands;
+# both install what they need first (scripts/deps.sh).
+GO      ?= go
+NP      ?= 4
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+.PHONY: all deps build demo test test-short vet fuzz bench bench-vs-mpi clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build:
+	$(GO) build -o bin/weft ./cmd/weft
+
+# The main job: NP ranks under mpirun, allreduce over the TCP transport.
+demo: deps build
+	mpirun -np $(NP) bin/weft bench allreduce -b 8 -e 64M -f 4
+
+# Every test: unit tests, the conformance suite over goroutines with -race,
+# over TCP under mpirun, and the fault tests in separate processes.
+test: deps vet
+	$(GO) test -race -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+test-short: vet
+	$(GO) test -short ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
+
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzHeader$$' -fuzztime $(FUZZTIME) ./internal/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzHandshake$$' -fuzztime $(FUZZTIME) ./internal/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzExpandHostlist$$' -fuzztime $(FUZZTIME) ./internal/launch
+	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./internal/reduce
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 200ms ./internal/reduce ./collective/
+
+bench-vs-mpi: deps build
+	scripts/bench-vs-mpi.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Weft's allreduce over its TCP transport next to Open MPI's MPI_Allreduce
+# over Open MPI's TCP transport (--mca btl tcp,self), on loopback, in one
+# run: the two alternate REPS times for each rank count and the table gives
+# medians and their ratio. This is the comparison docs/BENCHMARKS.md quotes.
+#
+#   scripts/bench-vs-mpi.sh [NP...]        (default: 2 4)
+#   REPS=5 MIN=1M MAX=256M scripts/bench-vs-mpi.sh 2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nps=("$@")
+[ ${#nps[@]} -gt 0 ] || nps=(2 4)
+reps=${REPS:-3}
+min=${MIN:-1M}
+max=${MAX:-256M}
+bytes() { numfmt --from=iec "$1"; }
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  OMPI_MCA_rmaps_base_oversubscribe=1 \
+  OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+
+make -s build
+mkdir -p bin
+mpicc -O2 -o bin/mpi_allreduce scripts/peers/mpi_allreduce.c
+
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+for np in "${nps[@]}"; do
+  for rep in $(seq "$reps"); do
+    # Latency (8 bytes) and bandwidth (MIN..MAX, doubling), weft then MPI.
+    for range in "8 8" "$(bytes "$min") $(bytes "$max")"; do
+      set -- $range
+      mpirun -np "$np" bin/weft bench allreduce -b "$1" -e "$2" -f 2 --csv |
+        awk -F, -v np="$np" '$8=="out-of-place" {print "weft", np, $3, $9, $11, $12}' >>"$raw"
+      mpirun --mca btl tcp,self -np "$np" bin/mpi_allreduce "$1" "$2" 2 |
+        awk -F, -v np="$np" 'NR>1 {print "mpi", np, $3, $4, $6, 0}' >>"$raw"
+    done
+  done
+done
+
+echo "| ranks | size (B) | weft time (us) | weft busbw (GB/s) | Open MPI time (us) | Open MPI busbw (GB/s) | busbw ratio | #wrong |"
+echo "|---|---|---|---|---|---|---|---|"
+sort -k2,2n -k3,3n "$raw" | awk '
+  function median(s,   a, n, i, j, t) {
+    n = split(s, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  { k = $2 " " $3; keys[k] = 1; t[$1, k] = t[$1, k] " " $4; b[$1, k] = b[$1, k] " " $5; w[k] += $6 }
+  END {
+    n = 0; for (k in keys) order[++n] = k
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) {
+      split(order[i], x, " "); split(order[j], y, " ")
+      if (y[1] + 0 < x[1] + 0 || (y[1] == x[1] && y[2] + 0 < x[2] + 0)) { tmp = order[i]; order[i] = order[j]; order[j] = tmp }
+    }
+    for (i = 1; i <= n; i++) {
+      k = order[i]; split(k, x, " ")
+      wt = median(t["weft", k]); wb = median(b["weft", k]); mt = median(t["mpi", k]); mb = median(b["mpi", k])
+      if (x[2] == 8) ratio = sprintf("time %.2fx", wt / mt); else ratio = sprintf("%.2f", wb / mb)
+      printf "| %d | %d | %.2f | %.3f | %.2f | %.3f | %s | %d |\n", x[1], x[2], wt, wb, mt, mb, ratio, w[k]
+    }
+  }'

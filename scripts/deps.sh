@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Weft's build and tests need, if any is
+# missing. Idempotent and quiet when everything is present. Without root it
+# prints the exact command to run and stops.
+set -euo pipefail
+
+packages=(
+  openmpi-bin libopenmpi-dev   # mpirun for multi-process tests and the demo; the MPI peer benchmark
+  pkg-config gcc make
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ $p == \#* ]] && continue
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ! command -v go >/dev/null 2>&1; then
+  echo "deps: Go 1.26 is not on PATH (https://go.dev/dl/; /usr/local/go/bin)" >&2
+  exit 1
+fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing Debian packages: ${missing[*]}" >&2
+  echo "deps: run as root:  $cmd" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq </dev/null >/dev/null
+apt-get install -y -qq "${missing[@]}" </dev/null >/dev/null

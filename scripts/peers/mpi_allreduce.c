@@ -1,0 +1,62 @@
+/* The peer Weft's allreduce is measured against: MPI_Allreduce timed the
+ * way `weft bench` times its own (same sizes, iteration counts, warmup,
+ * barrier before each timed loop, time per iteration averaged over ranks,
+ * nccl-tests' bus bandwidth 2(n-1)/n * bytes / time), printed as CSV.
+ * Buffers are allocated and touched once at the largest size.
+ *
+ *   mpicc -O2 -o mpi_allreduce mpi_allreduce.c
+ *   mpirun --mca btl tcp,self -np 2 ./mpi_allreduce MINBYTES MAXBYTES FACTOR
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int iters_for(long bytes) {
+	int n = (int)(3e8 / (double)(bytes + 100000));
+	if (n < 5) n = 5;
+	if (n > 1000) n = 1000;
+	return n;
+}
+
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, size;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc != 4) {
+		if (rank == 0) fprintf(stderr, "usage: %s MINBYTES MAXBYTES FACTOR\n", argv[0]);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	long minb = atol(argv[1]), maxb = atol(argv[2]), f = atol(argv[3]);
+	if (minb < 4 || maxb < minb || f < 2) {
+		if (rank == 0) fprintf(stderr, "bad sizes %ld %ld %ld\n", minb, maxb, f);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	float *send = malloc(maxb), *recv = malloc(maxb);
+	if (!send || !recv) MPI_Abort(MPI_COMM_WORLD, 3);
+	memset(send, 0, maxb);
+	memset(recv, 0, maxb);
+	if (rank == 0) printf("op,ranks,size_bytes,time_us,algbw_gbs,busbw_gbs\n");
+	for (long b = minb; b <= maxb; b *= f) {
+		int count = (int)(b / 4);
+		for (int i = 0; i < 2; i++)
+			MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+		int iters = iters_for(b);
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < iters; i++)
+			MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+		double sec = (MPI_Wtime() - t0) / iters, avg;
+		MPI_Allreduce(&sec, &avg, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		avg /= size;
+		double algbw = (double)count * 4 / 1e9 / avg;
+		if (rank == 0)
+			printf("mpi_allreduce,%d,%ld,%.3f,%.4f,%.4f\n", size, (long)count * 4, avg * 1e6, algbw,
+			       algbw * 2.0 * (size - 1) / size);
+	}
+	free(send);
+	free(recv);
+	MPI_Finalize();
+	return 0;
+}
