@@ -302,6 +302,10 @@ func (ep *endpoint) heartbeat() {
 
 // write sends one frame to p.
 func (p *peer) write(h *wire.Header, payload []byte) error {
+	if f := p.ep.failure(); f != nil {
+		// After a failure only abort frames, with their own deadline, go out.
+		return f
+	}
 	p.wmu.Lock()
 	err := p.broken
 	if err == nil {

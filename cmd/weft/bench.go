@@ -88,7 +88,7 @@ or in one process with --local N (goroutine ranks).`,
 	f.StringVarP(&maxB, "maxbytes", "e", "64M", "largest size")
 	f.Int64VarP(&step, "stepfactor", "f", 2, "multiply the size by this each step")
 	f.IntVarP(&cfg.Iters, "iters", "n", 0, "iterations per size (0: about 0.3 s of data at 1 GB/s, 5 to 1000)")
-	f.IntVarP(&cfg.Warmup, "warmup", "w", 2, "untimed iterations per size")
+	f.IntVarP(&cfg.Warmup, "warmup", "w", 2, "untimed iterations per size (at least a twentieth of the timed ones)")
 	f.BoolVarP(&cfg.Check, "check", "c", true, "check every size against a serial reference (#wrong)")
 	f.StringVarP(&dtype, "datatype", "d", "float32", "float32, float64, float16, bfloat16, int32, int64, uint8")
 	f.StringVarP(&redop, "op", "o", "sum", "sum, prod, min, max, avg")

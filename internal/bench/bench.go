@@ -30,7 +30,7 @@ type Config struct {
 	MaxBytes   int64
 	StepFactor int64 // multiply the size by this each step (>= 2)
 	Iters      int   // 0: chosen per size
-	Warmup     int
+	Warmup     int   // untimed iterations per size (at least a twentieth of the timed ones)
 	Check      bool
 	DType      collective.DType
 	RedOp      collective.Op
@@ -162,10 +162,10 @@ func Measure(ctx context.Context, c collective.Communicator, cfg Config, emit fu
 		bufs.recv[i] = 1
 	}
 	es := int64(cfg.DType.Size())
-	for _, b := range sizes {
+	for i, b := range sizes {
 		res := Result{Bytes: b, Count: b / es}
 		for place := range 2 {
-			run, err := measureOne(ctx, c, &cfg, &bufs, b, place == 1)
+			run, err := measureOne(ctx, c, &cfg, &bufs, b, place == 1, i == 0 && place == 0)
 			if err != nil {
 				return fmt.Errorf("bench: %s of %d bytes (%s): %w", cfg.Op, b, []string{"out of place", "in place"}[place], err)
 			}
@@ -217,14 +217,22 @@ func operation(c collective.Communicator, cfg *Config, bufs *buffers, b int64, i
 	}
 }
 
-func measureOne(ctx context.Context, c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace bool) (Run, error) {
+func measureOne(ctx context.Context, c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace, first bool) (Run, error) {
 	op := operation(c, cfg, bufs, b, inPlace)
-	for range cfg.Warmup {
+	iters := cfg.iters(b)
+	// Small sizes run many iterations; give them a proportionate warm-up.
+	// The first size gets a whole untimed round: processes that have just
+	// started run slower for a while (measured: 8-byte allreduce at 10 us
+	// in the first round, 6 us after).
+	warm := max(cfg.Warmup, iters/20)
+	if first {
+		warm = max(warm, iters)
+	}
+	for range warm {
 		if err := op(ctx); err != nil {
 			return Run{}, err
 		}
 	}
-	iters := cfg.iters(b)
 	if err := c.Barrier(ctx); err != nil {
 		return Run{}, err
 	}

@@ -131,6 +131,11 @@ func readFile(path string) (serverURL, fingerprint string, err error) {
 	if len(data) > maxFileSize {
 		return "", "", errors.New("larger than a rendezvous file")
 	}
+	return parseFile(data)
+}
+
+// parseFile decodes the contents of a published file.
+func parseFile(data []byte) (serverURL, fingerprint string, err error) {
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	if !sc.Scan() || sc.Text() != fileMagic {
 		return "", "", errors.New("not a rendezvous file")

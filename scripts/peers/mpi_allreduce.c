@@ -40,9 +40,13 @@ int main(int argc, char **argv) {
 	if (rank == 0) printf("op,ranks,size_bytes,time_us,algbw_gbs,busbw_gbs\n");
 	for (long b = minb; b <= maxb; b *= f) {
 		int count = (int)(b / 4);
-		for (int i = 0; i < 2; i++)
-			MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		int iters = iters_for(b);
+		/* The same warm-up as weft bench: at least 2 and a twentieth of
+		 * the timed iterations, and a whole round for the first size. */
+		int warm = iters / 20 > 2 ? iters / 20 : 2;
+		if (b == minb) warm = iters;
+		for (int i = 0; i < warm; i++)
+			MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
 		for (int i = 0; i < iters; i++)

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/internal/wire"
@@ -285,7 +286,6 @@ type link struct {
 	rraw  syscall.RawConn
 
 	whdr [wire.HeaderSize]byte
-	iov  [2][]byte
 
 	buf  []byte // bytes read from the socket, not yet consumed: buf[r:w]
 	r, w int
@@ -344,25 +344,73 @@ func newLink(c *net.TCPConn, cfg *Config) (*link, error) {
 func (l *link) WriteFrame(h *wire.Header, payload []byte) error {
 	h.Len = uint32(len(payload))
 	h.Encode(l.whdr[:])
-	if len(payload) == 0 {
-		_, err := l.c.Write(l.whdr[:])
+	hdr := l.whdr[:]
+	var werr error
+	err := l.craw.Write(func(fd uintptr) bool {
+		for len(hdr)+len(payload) > 0 {
+			n, err := writev(fd, hdr, payload)
+			switch {
+			case err == syscall.EAGAIN:
+				return false // wait until the socket takes more
+			case err == syscall.EINTR:
+				continue
+			case err != nil:
+				werr = err
+				return true
+			}
+			k := min(n, len(hdr))
+			hdr, payload = hdr[k:], payload[n-k:]
+		}
+		return true
+	})
+	if err != nil {
 		return err
 	}
-	l.iov[0], l.iov[1] = l.whdr[:], payload
-	bufs := net.Buffers(l.iov[:])
-	_, err := bufs.WriteTo(l.c)
-	l.iov[1] = nil
-	return err
+	return werr
+}
+
+// Reads and writes use raw system calls on non-blocking sockets: they
+// never block, and a plain call would let the runtime hand this thread's
+// processor to another thread whenever the kernel takes more than 20us to
+// copy a chunk, which costs a thread wake-up per chunk and, on a host with
+// more ranks than CPUs, starves the other ranks.
+
+func writev(fd uintptr, a, b []byte) (int, error) {
+	var iov [2]syscall.Iovec
+	n := 0
+	for _, p := range [][]byte{a, b} {
+		if len(p) > 0 {
+			iov[n].Base = &p[0]
+			iov[n].SetLen(len(p))
+			n++
+		}
+	}
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(n))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+func rawRead(fd uintptr, p []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
 
 // recv reads what the socket has into p without blocking: (0, nil) when it
 // has nothing yet, io.EOF when the peer closed.
 func (l *link) recv(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	var n int
 	var err error
 	cerr := l.rraw.Read(func(fd uintptr) bool {
 		for {
-			n, err = syscall.Read(int(fd), p)
+			n, err = rawRead(fd, p)
 			if err != syscall.EINTR {
 				return true
 			}
@@ -391,11 +439,12 @@ func (l *link) wait() error {
 func readable(fd uintptr) bool {
 	var b [1]byte
 	for {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		if err == syscall.EINTR {
+		_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		if e == syscall.EINTR {
 			continue
 		}
-		return err != syscall.EAGAIN
+		return e != syscall.EAGAIN
 	}
 }
 
