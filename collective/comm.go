@@ -317,9 +317,6 @@ func (c *Comm) mismatch(peerWorld int, cur *curOp, seq uint64, theirs desc) *fai
 		msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, c.ep.rank, cur.d, peerWorld, theirs)}
 }
 
-// wait returns the result of a blocking call.
-func (c *Comm) wait(ctx context.Context, r *request) error { return r.Wait(ctx) }
-
 // --- the operations --------------------------------------------------------
 
 func (c *Comm) checkPair(op opKind, send, recv Buffer, wantRecv int) *request {
@@ -364,7 +361,7 @@ func (c *Comm) iallreduce(ctx context.Context, send, recv Buffer, op Op, blockin
 }
 
 func (c *Comm) AllReduce(ctx context.Context, send, recv Buffer, op Op) error {
-	return c.wait(ctx, c.iallreduce(ctx, send, recv, op, true))
+	return c.iallreduce(ctx, send, recv, op, true).Wait(ctx)
 }
 
 func (c *Comm) IAllReduce(send, recv Buffer, op Op) Request {
@@ -383,7 +380,7 @@ func (c *Comm) ibroadcast(ctx context.Context, buf Buffer, root int, blocking bo
 }
 
 func (c *Comm) Broadcast(ctx context.Context, buf Buffer, root int) error {
-	return c.wait(ctx, c.ibroadcast(ctx, buf, root, true))
+	return c.ibroadcast(ctx, buf, root, true).Wait(ctx)
 }
 
 func (c *Comm) IBroadcast(buf Buffer, root int) Request {
@@ -409,7 +406,7 @@ func (c *Comm) ireduce(ctx context.Context, send, recv Buffer, op Op, root int, 
 }
 
 func (c *Comm) Reduce(ctx context.Context, send, recv Buffer, op Op, root int) error {
-	return c.wait(ctx, c.ireduce(ctx, send, recv, op, root, true))
+	return c.ireduce(ctx, send, recv, op, root, true).Wait(ctx)
 }
 
 func (c *Comm) IReduce(send, recv Buffer, op Op, root int) Request {
@@ -425,7 +422,7 @@ func (c *Comm) iallgather(ctx context.Context, send, recv Buffer, blocking bool)
 }
 
 func (c *Comm) AllGather(ctx context.Context, send, recv Buffer) error {
-	return c.wait(ctx, c.iallgather(ctx, send, recv, true))
+	return c.iallgather(ctx, send, recv, true).Wait(ctx)
 }
 
 func (c *Comm) IAllGather(send, recv Buffer) Request {
@@ -462,7 +459,7 @@ func (c *Comm) iallgatherv(ctx context.Context, send, recv Buffer, counts []int,
 }
 
 func (c *Comm) AllGatherV(ctx context.Context, send, recv Buffer, counts []int) error {
-	return c.wait(ctx, c.iallgatherv(ctx, send, recv, counts, true))
+	return c.iallgatherv(ctx, send, recv, counts, true).Wait(ctx)
 }
 
 func (c *Comm) IAllGatherV(send, recv Buffer, counts []int) Request {
@@ -484,7 +481,7 @@ func (c *Comm) ireducescatter(ctx context.Context, send, recv Buffer, op Op, blo
 }
 
 func (c *Comm) ReduceScatter(ctx context.Context, send, recv Buffer, op Op) error {
-	return c.wait(ctx, c.ireducescatter(ctx, send, recv, op, true))
+	return c.ireducescatter(ctx, send, recv, op, true).Wait(ctx)
 }
 
 func (c *Comm) IReduceScatter(send, recv Buffer, op Op) Request {
@@ -503,7 +500,7 @@ func (c *Comm) ialltoall(ctx context.Context, send, recv Buffer, blocking bool) 
 }
 
 func (c *Comm) AllToAll(ctx context.Context, send, recv Buffer) error {
-	return c.wait(ctx, c.ialltoall(ctx, send, recv, true))
+	return c.ialltoall(ctx, send, recv, true).Wait(ctx)
 }
 
 func (c *Comm) IAllToAll(send, recv Buffer) Request {
@@ -533,7 +530,7 @@ func (c *Comm) ialltoallv(ctx context.Context, send Buffer, sc []int, recv Buffe
 }
 
 func (c *Comm) AllToAllV(ctx context.Context, send Buffer, sendCounts []int, recv Buffer, recvCounts []int) error {
-	return c.wait(ctx, c.ialltoallv(ctx, send, sendCounts, recv, recvCounts, true))
+	return c.ialltoallv(ctx, send, sendCounts, recv, recvCounts, true).Wait(ctx)
 }
 
 func (c *Comm) IAllToAllV(send Buffer, sendCounts []int, recv Buffer, recvCounts []int) Request {
@@ -541,7 +538,7 @@ func (c *Comm) IAllToAllV(send Buffer, sendCounts []int, recv Buffer, recvCounts
 }
 
 func (c *Comm) Barrier(ctx context.Context) error {
-	return c.wait(ctx, c.issue(ctx, desc{op: opBarrier}, &args{}, true))
+	return c.issue(ctx, desc{op: opBarrier}, &args{}, true).Wait(ctx)
 }
 
 func (c *Comm) IBarrier() Request {
@@ -596,7 +593,7 @@ func (c *Comm) isend(ctx context.Context, buf Buffer, peer, tag int, blocking bo
 }
 
 func (c *Comm) Send(ctx context.Context, buf Buffer, peer, tag int) error {
-	return c.wait(ctx, c.isend(ctx, buf, peer, tag, true))
+	return c.isend(ctx, buf, peer, tag, true).Wait(ctx)
 }
 
 func (c *Comm) ISend(buf Buffer, peer, tag int) Request {

@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -588,16 +587,4 @@ func (l *link) SetWriteDeadline(t time.Time) error { return l.c.SetWriteDeadline
 func (l *link) Close() error {
 	l.rc.Close()
 	return l.c.Close()
-}
-
-// PeersMissing lists ranks without a link, for diagnostics.
-func (t *Transport) PeersMissing() []int {
-	var out []int
-	for p, l := range t.links {
-		if p != t.rank && l == nil {
-			out = append(out, p)
-		}
-	}
-	sort.Ints(out)
-	return out
 }
