@@ -2,9 +2,12 @@
 # both install what they need first (scripts/deps.sh).
 GO      ?= go
 NP      ?= 4
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+# Open MPI as root, oversubscribed, its own traffic on loopback (shared/ENV.md).
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+export OMPI_MCA_rmaps_base_oversubscribe := 1
+export OMPI_MCA_btl_tcp_if_include := lo
+export OMPI_MCA_oob_tcp_if_include := lo
 
 .PHONY: all deps build demo test test-short vet fuzz bench bench-vs-mpi clean
 
