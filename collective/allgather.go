@@ -36,8 +36,7 @@ func allgatherRing(x *exec, a *args) error {
 	for _, s := range size {
 		maxBlock = max(maxBlock, s)
 	}
-	chunkEl := max(1, x.chunk/es)
-	nc := max(1, (maxBlock+chunkEl-1)/chunkEl)
+	nc := x.chunks(maxBlock * es)
 	chunk := func(b, j int) []byte {
 		o, l := part(size[b], nc, j)
 		return a.recv[(off[b]+o)*es : (off[b]+o+l)*es]

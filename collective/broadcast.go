@@ -45,8 +45,7 @@ func broadcastChain(x *exec, a *args) error {
 	vr := mod(r-a.root, n)
 	prev, next := mod(r-1, n), mod(r+1, n)
 	es := a.dt.Size()
-	chunkEl := max(1, x.chunk/es)
-	nc := max(1, (a.count+chunkEl-1)/chunkEl)
+	nc := x.chunks(a.count * es)
 	chunk := func(j int) []byte {
 		o, l := part(a.count, nc, j)
 		return a.recv[o*es : (o+l)*es]

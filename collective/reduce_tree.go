@@ -54,8 +54,7 @@ func reduceChain(x *exec, a *args) error {
 	}
 	prev, next := mod(r-1, n), mod(r+1, n)
 	es := a.dt.Size()
-	chunkEl := max(1, x.chunk/es)
-	nc := max(1, (a.count+chunkEl-1)/chunkEl)
+	nc := x.chunks(a.count * es)
 	span := func(j int) (lo, hi int) {
 		o, l := part(a.count, nc, j)
 		return o * es, (o + l) * es

@@ -14,8 +14,7 @@ func reducescatterRing(x *exec, a *args) error {
 		return nil
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
-	chunkEl := max(1, x.chunk/es)
-	nc := max(1, (a.count+chunkEl-1)/chunkEl)
+	nc := x.chunks(a.count * es)
 	span := func(j int) (lo, hi int) { // within a block, bytes
 		o, l := part(a.count, nc, j)
 		return o * es, (o + l) * es

@@ -162,6 +162,14 @@ sent:
 			return transport.ErrClosed
 		case <-l.peer.closed:
 			stop()
+			// The reader may have copied the frame and then closed; a
+			// delivered frame is a successful write.
+			select {
+			case <-f.done:
+				f.payload = nil
+				return nil
+			default:
+			}
 			return io.ErrClosedPipe
 		}
 	}
