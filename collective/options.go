@@ -27,6 +27,7 @@ type options struct {
 	sockBuf    *int
 	spin       string
 	congestion string
+	backend    string
 	logger     *slog.Logger
 }
 
@@ -80,6 +81,10 @@ func WithSpin(s string) Option { return func(o *options) { o.spin = s } }
 // "system" to keep the system's. Pacing congestion controls such as BBR
 // cost throughput on the short, fast links collectives run over.
 func WithTCPCongestion(cc string) Option { return func(o *options) { o.congestion = cc } }
+
+// WithBackend chooses Open's backend, as WEFT_BACKEND does: "auto", "tcp",
+// "mpi" or "local".
+func WithBackend(name string) Option { return func(o *options) { o.backend = name } }
 
 // WithLogger sets where warnings go (refused connections, failures). The
 // default writes to stderr at the level WEFT_LOG names.
@@ -142,6 +147,13 @@ func buildOptions(opts []Option) (*options, error) {
 			return nil, err
 		}
 		o.rendezvous = r
+	}
+	if o.backend == "" {
+		b, err := paramBackend.get()
+		if err != nil {
+			return nil, err
+		}
+		o.backend = b
 	}
 	if o.congestion == "" {
 		cc, err := paramCongestion.get()

@@ -21,6 +21,7 @@ var (
 	paramIfAddr     = newParam("WEFT_IFADDR", "", parseString)                      // local address to listen on and advertise
 	paramSockBuf    = newParam("WEFT_SOCKET_BUFFER", int64(4<<20), units.ParseSize) // SO_SNDBUF/SO_RCVBUF (4M: a pipelined chunk never waits for buffer space); 0 keeps autotuning
 	paramLog        = newParam("WEFT_LOG", "warn", parseString)                     // log level: error, warn, info, debug
+	paramBackend    = newParam("WEFT_BACKEND", "auto", parseString)                 // which backend Open uses: auto, tcp, mpi, local
 	paramCongestion = newParam("WEFT_TCP_CONGESTION", "reno", parseString)          // TCP congestion control; "system" keeps the system's
 	paramSpin       = newParam("WEFT_SPIN", "auto", parseString)                    // how long a waiting operation polls its socket before sleeping
 )
