@@ -1,9 +1,10 @@
 module github.com/weft-hpc/weft
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/sys v0.50.0
 	gonum.org/v1/plot v0.17.0
 )
 

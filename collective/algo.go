@@ -16,8 +16,8 @@ type algorithm struct {
 	name   string
 	id     uint8
 	op     opKind
-	can    func(n int, a *args) bool // structural: can it run at all (nil: always)
-	prefer func(n int, a *args) bool // default choice: is it the best here (nil: always)
+	can    func(c *Comm, a *args) bool // structural: can it run at all (nil: always)
+	prefer func(c *Comm, a *args) bool // default choice: is it the best here (nil: always)
 	run    func(x *exec, a *args) error
 }
 
@@ -30,47 +30,58 @@ const (
 	smallGather    = 16 << 10 // recursive doubling (power-of-two ranks) below, ring above
 )
 
-var algorithms = map[opKind][]*algorithm{
-	opAllReduce: {
-		{name: "rd", id: 1, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallAllReduce }, run: allreduceRD},
-		{name: "ring", id: 2, run: allreduceRing},
-	},
-	opBroadcast: {
-		{name: "tree", id: 3, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallBroadcast }, run: broadcastTree},
-		{name: "chain", id: 4, run: broadcastChain},
-	},
-	opReduce: {
-		{name: "tree", id: 5, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallReduce }, run: reduceTree},
-		{name: "chain", id: 6, run: reduceChain},
-	},
-	opAllGather: {
-		{name: "rd", id: 7, can: func(n int, a *args) bool { return isPow2(n) }, prefer: func(n int, a *args) bool { return a.count*a.dt.Size() <= smallGather }, run: allgatherRD},
-		{name: "ring", id: 8, run: allgatherRing},
-	},
-	opAllGatherV: {
-		{name: "ring", id: 9, run: allgatherRing},
-	},
-	opReduceScatter: {
-		{name: "rd", id: 10, prefer: func(n int, a *args) bool { return a.count*n*a.dt.Size() <= smallAllReduce }, run: reducescatterRD},
-		{name: "ring", id: 11, run: reducescatterRing},
-	},
-	opAllToAll: {
-		{name: "pairwise", id: 12, run: alltoallPairwise},
-	},
-	opAllToAllV: {
-		{name: "pairwise", id: 13, run: alltoallPairwise},
-	},
-	opBarrier: {
-		{name: "dissemination", id: 14, run: barrierDissemination},
-	},
-	opSplit: {
-		{name: "ring", id: 15, run: allgatherRing},
-	},
+// algorithms is filled by init: the algorithms refer back to it (the
+// hierarchical ones run inner operations), which a variable initializer
+// cannot.
+var algorithms map[opKind][]*algorithm
+
+func algorithmTable() map[opKind][]*algorithm {
+	return map[opKind][]*algorithm{
+		opAllReduce: {
+			{name: "hier", id: 16, can: spansHosts, run: allreduceHier},
+			{name: "rd", id: 1, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallAllReduce }, run: allreduceRD},
+			{name: "ring", id: 2, run: allreduceRing},
+		},
+		opBroadcast: {
+			{name: "hier", id: 17, can: spansHosts, run: broadcastHier},
+			{name: "tree", id: 3, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallBroadcast }, run: broadcastTree},
+			{name: "chain", id: 4, run: broadcastChain},
+		},
+		opReduce: {
+			{name: "tree", id: 5, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallReduce }, run: reduceTree},
+			{name: "chain", id: 6, run: reduceChain},
+		},
+		opAllGather: {
+			{name: "hier", id: 18, can: spansHosts, run: allgatherHier},
+			{name: "rd", id: 7, can: func(c *Comm, a *args) bool { return isPow2(c.size) }, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallGather }, run: allgatherRD},
+			{name: "ring", id: 8, run: allgatherRing},
+		},
+		opAllGatherV: {
+			{name: "ring", id: 9, run: allgatherRing},
+		},
+		opReduceScatter: {
+			{name: "rd", id: 10, prefer: func(c *Comm, a *args) bool { return a.count*c.size*a.dt.Size() <= smallAllReduce }, run: reducescatterRD},
+			{name: "ring", id: 11, run: reducescatterRing},
+		},
+		opAllToAll: {
+			{name: "pairwise", id: 12, run: alltoallPairwise},
+		},
+		opAllToAllV: {
+			{name: "pairwise", id: 13, run: alltoallPairwise},
+		},
+		opBarrier: {
+			{name: "dissemination", id: 14, run: barrierDissemination},
+		},
+		opSplit: {
+			{name: "ring", id: 15, run: allgatherRing},
+		},
+	}
 }
 
 var algoIDs [256]*algorithm
 
 func init() {
+	algorithms = algorithmTable()
 	for op, list := range algorithms {
 		for _, a := range list {
 			if algoIDs[a.id] != nil {
@@ -87,17 +98,17 @@ func algoByID(id uint8) *algorithm { return algoIDs[id] }
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 // pick chooses the algorithm for an operation.
-func (ep *endpoint) pick(op opKind, n int, a *args) *algorithm {
+func (ep *endpoint) pick(op opKind, c *Comm, a *args) *algorithm {
 	list := algorithms[op]
 	if name, ok := ep.cfg.algo[op]; ok {
 		for _, alg := range list {
-			if alg.name == name && (alg.can == nil || alg.can(n, a)) {
+			if alg.name == name && (alg.can == nil || alg.can(c, a)) {
 				return alg
 			}
 		}
 	}
 	for _, alg := range list {
-		if (alg.can == nil || alg.can(n, a)) && (alg.prefer == nil || alg.prefer(n, a)) {
+		if (alg.can == nil || alg.can(c, a)) && (alg.prefer == nil || alg.prefer(c, a)) {
 			return alg
 		}
 	}

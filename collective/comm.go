@@ -97,6 +97,9 @@ type Comm struct {
 
 	cur     atomic.Pointer[curOp]
 	scratch [2][]byte // owned by the operation running
+
+	topoOnce sync.Once
+	topology *topology
 }
 
 var _ Communicator = (*Comm)(nil)
@@ -226,7 +229,7 @@ func (c *Comm) invalid(op opKind, format string, a ...any) *request {
 // time, in issue order; a blocking call on an idle communicator runs on the
 // caller's goroutine (no hand-off on the latency path).
 func (c *Comm) issue(ctx context.Context, d desc, a *args, blocking bool) *request {
-	alg := c.ep.pick(d.op, c.size, a)
+	alg := c.ep.pick(d.op, c, a)
 	d.algo = alg.id
 	r := &request{c: c, d: d, a: a, alg: alg, done: make(chan struct{})}
 	c.mu.Lock()
@@ -851,6 +854,16 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 	if x.ctx != nil {
 		done = x.ctx.Done()
 	}
+	sp, _ := pl.(transport.Spinner)
+	spinning := false
+	setSpin := func(on bool) {
+		if sp != nil && spinning != on {
+			sp.Spinning(on)
+			spinning = on
+		}
+	}
+	defer setSpin(false)
+	setSpin(true)
 	for ep.failure() == nil {
 		select {
 		case <-s.done:
@@ -897,6 +910,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 				return nil
 			}
 		}
+		setSpin(false)
 		pl.SetPollDeadline(now.Add(pollSlice))
 		err = pl.Poll()
 		// Payload reads wait under the silence limit, not the slice.

@@ -34,6 +34,8 @@ type endpoint struct {
 	peers []*peer
 	pool  pool
 
+	hosts []int // host index of each world rank; nil: all on one host
+
 	mu    sync.Mutex
 	comms map[uint64]*Comm
 

@@ -15,9 +15,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/collective/transport/inproc"
+	"github.com/weft-hpc/weft/collective/transport/shm"
 	"github.com/weft-hpc/weft/collective/transport/tcp"
 	"github.com/weft-hpc/weft/internal/launch"
 	"github.com/weft-hpc/weft/internal/rendezvous"
@@ -39,8 +42,9 @@ type Launch struct {
 	Host           string
 	AdvertisedAddr string
 	NumNodes       int
-	LocalRanks     int // ranks found on this host (same host name and boot id)
-	HostCPUs       int // CPUs online on this host
+	LocalRanks     int      // ranks found on this host (same host name and boot id)
+	PeerTransports []string // how this rank reaches each rank: "self", "shm" or "tcp"
+	HostCPUs       int      // CPUs online on this host
 }
 
 // Init creates the world communicator of a multi-process job over TCP.
@@ -96,7 +100,7 @@ func InitLaunch(ctx context.Context, opts ...Option) (*Comm, *Launch, error) {
 		LocalSize: info.LocalSize, JobID: info.JobID, Host: host, NumNodes: info.NumNodes}
 	if info.Size == 1 {
 		l.Rendezvous = "none"
-		l.LocalRanks, l.HostCPUs = 1, hostCPUs()
+		l.LocalRanks, l.HostCPUs, l.PeerTransports = 1, hostCPUs(), []string{"self"}
 		return newWorld(newEndpoint(inproc.New(1)[0], cfg)), l, nil
 	}
 	if cfg.timeout > 0 {
@@ -251,6 +255,7 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 		return nil, err
 	}
 	addrs := make([]string, size)
+	infos := make([]rankInfo, size)
 	local := 0
 	for r := range size {
 		v, err := kv.Get(ctx, "rank/"+strconv.Itoa(r))
@@ -263,7 +268,7 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 			ln.Close()
 			return nil, fmt.Errorf("rank %d published a malformed address %q", r, v)
 		}
-		addrs[r] = ri.Addr
+		addrs[r], infos[r] = ri.Addr, ri
 		if ri.Host == me.Host && ri.BootID == me.BootID {
 			local++
 		}
@@ -279,13 +284,95 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 	if err != nil {
 		return nil, err
 	}
-	c := newWorld(newEndpoint(tr, cfg))
+	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank)
+	if err != nil {
+		return nil, err
+	}
+	l.PeerTransports = kinds
+	ep := newEndpoint(mixed, cfg)
+	ep.hosts = hostIndex(infos)
+	c := newWorld(ep)
 	// Everyone connected: rank 0 may now stop serving the store.
 	if err := c.Barrier(ctx); err != nil {
 		c.Abort()
 		return nil, err
 	}
 	return c, nil
+}
+
+// sameHostLinks moves the pairs of ranks on one host (same host name and
+// boot id) from TCP to shared memory, unless WEFT_SHM=off. Every pair sets
+// up at once: done one after another, three ranks could wait on each other
+// in a circle.
+func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int) (transport.Transport, []string, error) {
+	kinds := make([]string, len(infos))
+	mode, err := paramShm.get()
+	if err != nil {
+		tr.Close()
+		return nil, nil, err
+	}
+	ring, err := paramShmRing.get()
+	if err != nil {
+		tr.Close()
+		return nil, nil, err
+	}
+	me := infos[rank]
+	links := map[int]transport.Link{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var firstErr error
+	for p, ri := range infos {
+		switch {
+		case p == rank:
+			kinds[p] = "self"
+			continue
+		case mode == "off" || ri.Host != me.Host || ri.BootID != me.BootID || me.BootID == "":
+			kinds[p] = "tcp"
+			continue
+		}
+		kinds[p] = "shm"
+		conn := tr.Detach(p)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: int(ring)})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("shared memory with rank %d (WEFT_SHM=off falls back to TCP): %w", p, err)
+				}
+				return
+			}
+			links[p] = l
+		}()
+	}
+	wg.Wait()
+	mixed := transport.Overlay(tr, "tcp+shm", links)
+	if firstErr != nil {
+		mixed.Close()
+		return nil, nil, firstErr
+	}
+	if len(links) == 0 {
+		return tr, kinds, nil
+	}
+	return mixed, kinds, nil
+}
+
+// hostIndex numbers the hosts (host name and boot id) of the ranks.
+func hostIndex(infos []rankInfo) []int {
+	out := make([]int, len(infos))
+	seen := map[string]int{}
+	for r, ri := range infos {
+		k := ri.Host + "/" + ri.BootID
+		i, ok := seen[k]
+		if !ok {
+			i = len(seen)
+			seen[k] = i
+		}
+		out[r] = i
+	}
+	return out
 }
 
 func defaultPort(jobID string) int {

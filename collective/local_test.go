@@ -27,6 +27,15 @@ func TestLocalConformance(t *testing.T) {
 	collectivetest.Run(t, []int{1, 2, 3, 4, 7}, local(), collectivetest.Options{Short: testing.Short()})
 }
 
+// TestLocalHierarchical pretends the ranks sit on several hosts, so that
+// allreduce, broadcast and allgather take the hierarchical algorithms.
+func TestLocalHierarchical(t *testing.T) {
+	hosts := map[int][]int{3: {0, 1, 1}, 4: {0, 0, 1, 1}, 5: {1, 0, 1, 2, 0}, 7: {0, 0, 0, 1, 1, 2, 2}}
+	collectivetest.Run(t, []int{3, 4, 5, 7}, func(n int) ([]collective.Communicator, error) {
+		return local(collective.WithHosts(hosts[n]), collective.WithChunkBytes(8192))(n)
+	}, collectivetest.Options{Big: 100000, Short: true})
+}
+
 // TestLocalAlgorithms forces each algorithm in turn, with a small chunk so
 // that pipelining runs on modest buffers.
 func TestLocalAlgorithms(t *testing.T) {

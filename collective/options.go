@@ -28,6 +28,7 @@ type options struct {
 	spin       string
 	congestion string
 	backend    string
+	hosts      []int // NewLocal: pretend ranks sit on these hosts (tests of the hierarchical algorithms)
 	logger     *slog.Logger
 }
 
@@ -227,9 +228,14 @@ func NewLocal(n int, opts ...Option) ([]*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.hosts != nil && len(o.hosts) != n {
+		return nil, fmt.Errorf("collective: NewLocal(%d) with a host map of %d ranks", n, len(o.hosts))
+	}
 	out := make([]*Comm, n)
 	for i, tr := range inproc.New(n) {
-		out[i] = newWorld(newEndpoint(tr, cfg))
+		ep := newEndpoint(tr, cfg)
+		ep.hosts = o.hosts
+		out[i] = newWorld(ep)
 	}
 	return out, nil
 }

@@ -35,12 +35,13 @@ func TestMain(m *testing.M) {
 // runRole is one rank of a multi-process test.
 func runRole(role string) int {
 	ctx := context.Background()
-	c, err := collective.Init(ctx)
+	c, l, err := collective.InitLaunch(ctx)
 	if err != nil {
 		fmt.Printf("RESULT init-error %v\n", err)
 		return 1
 	}
 	defer c.Close()
+	fmt.Printf("TRANSPORTS rank=%d %s\n", c.Rank(), strings.Join(l.PeerTransports, ","))
 	switch role {
 	case "conformance":
 		errs := collectivetest.RunRank(ctx, c, collectivetest.Options{Short: os.Getenv("WEFT_TEST_SHORT") != ""})
@@ -112,19 +113,24 @@ func mpiEnv() []string {
 		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo")
 }
 
-// TestTCPConformanceMPI runs the conformance suite over TCP in four
-// processes started by Open MPI's mpirun.
-func TestTCPConformanceMPI(t *testing.T) {
+// TestConformanceMPI runs the conformance suite in two and four processes
+// started by Open MPI's mpirun, over shared memory (the default on one
+// host) and over TCP (WEFT_SHM=off).
+func TestConformanceMPI(t *testing.T) {
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
 		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
 	}
-	for _, np := range []int{2, 4} {
-		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+	for _, tc := range []struct {
+		np  int
+		shm string
+	}{{2, "auto"}, {4, "auto"}, {2, "off"}, {4, "off"}} {
+		np := tc.np
+		t.Run(fmt.Sprintf("np=%d/shm=%s", np, tc.shm), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, mpirun, "-np", strconv.Itoa(np), "-x", "WEFT_TEST_ROLE=conformance",
-				"-x", "WEFT_TEST_SHORT="+map[bool]string{true: "1"}[testing.Short() || np > 2], os.Args[0])
+				"-x", "WEFT_SHM="+tc.shm, "-x", "WEFT_TEST_SHORT="+map[bool]string{true: "1"}[testing.Short()], os.Args[0])
 			cmd.Env = mpiEnv()
 			out, err := cmd.CombinedOutput()
 			oks := strings.Count(string(out), "RESULT ok rank")
@@ -234,11 +240,17 @@ func (j *job) result(t *testing.T, r int, d time.Duration) string {
 	return ""
 }
 
-// TestTCPKilledRank kills rank 2 of 4 in the middle of a large allreduce:
+// TestKilledRank kills rank 2 of 4 in the middle of a large allreduce:
 // every other rank must return an error naming rank 2, well within the
 // timeout, and none may hang.
-func TestTCPKilledRank(t *testing.T) {
-	j := startJob(t, 4, "fault", "WEFT_TIMEOUT=20s")
+func TestKilledRank(t *testing.T) {
+	for _, shm := range []string{"auto", "off"} {
+		t.Run("shm="+shm, func(t *testing.T) { killedRank(t, "WEFT_SHM="+shm) })
+	}
+}
+
+func killedRank(t *testing.T, env string) {
+	j := startJob(t, 4, "fault", "WEFT_TIMEOUT=20s", env)
 	for r := range 4 {
 		j.waitFor(t, r, "READY", 30*time.Second)
 	}
@@ -256,10 +268,16 @@ func TestTCPKilledRank(t *testing.T) {
 	}
 }
 
-// TestTCPSilentRank stops rank 1 of 3 (SIGSTOP: its sockets stay open, it
+// TestSilentRank stops rank 1 of 3 (SIGSTOP: its sockets stay open, it
 // just says nothing): the others must give up after WEFT_TIMEOUT, naming it.
-func TestTCPSilentRank(t *testing.T) {
-	j := startJob(t, 3, "fault", "WEFT_TIMEOUT=3s")
+func TestSilentRank(t *testing.T) {
+	for _, shm := range []string{"auto", "off"} {
+		t.Run("shm="+shm, func(t *testing.T) { silentRank(t, "WEFT_SHM="+shm) })
+	}
+}
+
+func silentRank(t *testing.T, env string) {
+	j := startJob(t, 3, "fault", "WEFT_TIMEOUT=3s", env)
 	for r := range 3 {
 		j.waitFor(t, r, "READY", 30*time.Second)
 	}
@@ -278,10 +296,10 @@ func TestTCPSilentRank(t *testing.T) {
 	j.cmds[1].Process.Signal(syscall.SIGKILL)
 }
 
-// TestTCPMismatch makes ranks call different collectives, or the same one
+// TestMismatch makes ranks call different collectives, or the same one
 // with different counts or types: both sides must get ErrMismatch with a
 // message that names both calls.
-func TestTCPMismatch(t *testing.T) {
+func TestMismatch(t *testing.T) {
 	for _, kind := range []string{"op", "count", "type"} {
 		t.Run(kind, func(t *testing.T) {
 			j := startJob(t, 2, "mismatch", "WEFT_TEST_MISMATCH="+kind, "WEFT_TIMEOUT=20s")
@@ -294,4 +312,140 @@ func TestTCPMismatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// makeHosts makes n test hosts on this machine: network namespaces joined
+// by veth pairs to the first, on a private subnet that exists only inside
+// them. It skips the test, saying why, where the machine
+// refuses namespaces.
+type netns struct {
+	names []string
+	addrs []string
+}
+
+func makeHosts(t *testing.T, n int) *netns {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("ip (iproute2) not found: scripts/deps.sh installs it")
+	}
+	id := os.Getpid() % 100000
+	ns := &netns{}
+	run := func(args ...string) error {
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	t.Cleanup(func() {
+		for _, name := range ns.names {
+			exec.Command("ip", "netns", "del", name).Run()
+		}
+	})
+	subnet := fmt.Sprintf("10.%d.%d", 200+id%50, id%250)
+	for i := range n {
+		name := fmt.Sprintf("weft%d-h%d", id, i)
+		if err := run("netns", "add", name); err != nil {
+			if i == 0 {
+				t.Skipf("this machine refuses network namespaces: %v", err)
+			}
+			t.Fatal(err)
+		}
+		ns.names = append(ns.names, name)
+		if err := run("-n", name, "link", "set", "lo", "up"); err != nil {
+			t.Fatal(err)
+		}
+		ns.addrs = append(ns.addrs, fmt.Sprintf("%s.%d", subnet, i+1))
+	}
+	// Host 0 links to every other host.
+	for i := 1; i < n; i++ {
+		a, b := fmt.Sprintf("w%dv%da", id, i), fmt.Sprintf("w%dv%db", id, i)
+		for _, args := range [][]string{
+			{"link", "add", a, "type", "veth", "peer", "name", b},
+			{"link", "set", a, "netns", ns.names[0]},
+			{"link", "set", b, "netns", ns.names[i]},
+			{"-n", ns.names[0], "addr", "add", fmt.Sprintf("%s.%d/32", subnet, 1), "dev", a},
+			{"-n", ns.names[i], "addr", "add", ns.addrs[i] + "/24", "dev", b},
+			{"-n", ns.names[0], "link", "set", a, "up"},
+			{"-n", ns.names[i], "link", "set", b, "up"},
+			{"-n", ns.names[0], "route", "add", ns.addrs[i] + "/32", "dev", a},
+		} {
+			if err := run(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// With more than two hosts, hosts other than 0 could not reach each
+	// other (a star without forwarding): the tests use two.
+	return ns
+}
+
+// startHosts runs ranksPerHost ranks in each test host, each with its own
+// host name (a UTS namespace), rank 0 serving the rendezvous in host 0.
+func startHosts(t *testing.T, ns *netns, ranksPerHost int, role string, extra ...string) *job {
+	t.Helper()
+	n := len(ns.names) * ranksPerHost
+	j := &job{}
+	for r := range n {
+		h := r / ranksPerHost
+		cmd := exec.Command("ip", "netns", "exec", ns.names[h], "unshare", "--uts", "sh", "-c",
+			fmt.Sprintf(`hostname weft-test-host%d && exec "$0"`, h), os.Args[0])
+		cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE="+role, "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
+			"WEFT_MASTER_ADDR="+ns.addrs[0], "WEFT_MASTER_PORT=29511", "WEFT_JOB_TOKEN=netns-"+t.Name(), "WEFT_TEST_SHORT=1")
+		cmd.Env = append(cmd.Env, extra...)
+		out := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		j.cmds = append(j.cmds, cmd)
+		j.outs = append(j.outs, out)
+	}
+	t.Cleanup(func() {
+		for _, c := range j.cmds {
+			c.Process.Kill()
+			c.Wait()
+		}
+	})
+	return j
+}
+
+// TestMultiHostNetns runs the conformance suite on four ranks in two test
+// hosts (network namespaces with their own host names): shared memory
+// inside each host, TCP between them, hierarchical collectives across.
+// Then it kills a rank on one host and checks that the ranks on both hosts
+// name it.
+func TestMultiHostNetns(t *testing.T) {
+	ns := makeHosts(t, 2)
+	t.Run("conformance", func(t *testing.T) {
+		j := startHosts(t, ns, 2, "conformance")
+		for r := range 4 {
+			line := j.result(t, r, 5*time.Minute)
+			out := j.outs[r].String()
+			if !strings.HasPrefix(line, "RESULT ok") {
+				t.Errorf("rank %d: %s\n%s", r, line, tail([]byte(out), 20))
+			}
+			want := map[int]string{0: "self,shm,tcp,tcp", 1: "shm,self,tcp,tcp", 2: "tcp,tcp,self,shm", 3: "tcp,tcp,shm,self"}[r]
+			if !strings.Contains(out, fmt.Sprintf("TRANSPORTS rank=%d %s", r, want)) {
+				t.Errorf("rank %d: transports, want %s:\n%s", r, want, tail([]byte(out), 5))
+			}
+		}
+	})
+	t.Run("killed", func(t *testing.T) {
+		j := startHosts(t, ns, 2, "fault", "WEFT_TIMEOUT=20s")
+		for r := range 4 {
+			j.waitFor(t, r, "READY", time.Minute)
+		}
+		time.Sleep(300 * time.Millisecond)
+		j.cmds[3].Process.Signal(syscall.SIGKILL)
+		for _, r := range []int{0, 1, 2} {
+			line := j.result(t, r, 15*time.Second)
+			if !strings.Contains(line, "peer=3 ") {
+				t.Errorf("rank %d: %s", r, line)
+			}
+		}
+	})
 }

@@ -86,5 +86,13 @@ type Poller interface {
 	SetPollDeadline(t time.Time) error
 }
 
+// Spinner is implemented by links whose writer must wake a sleeping
+// reader explicitly (shared memory). A goroutine that spins on the link
+// says so, and writers skip the wake-up, which would otherwise cost a
+// system call and a thread switch on both sides for every frame.
+type Spinner interface {
+	Spinning(on bool)
+}
+
 // ErrClosed is returned by operations on a link closed locally.
 var ErrClosed = errors.New("transport: link closed")

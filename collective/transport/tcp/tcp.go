@@ -71,6 +71,19 @@ func (t *Transport) Link(peer int) transport.Link {
 	return t.links[peer]
 }
 
+// Detach removes the link to peer from the transport and hands over its
+// connection, for another transport to use (package shm keeps it to learn
+// of the peer's death). Call it before any frame has been read or written.
+func (t *Transport) Detach(peer int) net.Conn {
+	l := t.links[peer]
+	if l == nil {
+		return nil
+	}
+	t.links[peer] = nil
+	l.rc.Close()
+	return l.c
+}
+
 func (t *Transport) Close() error {
 	for _, l := range t.links {
 		if l != nil {

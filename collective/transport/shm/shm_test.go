@@ -1,0 +1,176 @@
+//go:build linux
+
+package shm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/internal/wire"
+)
+
+// pair opens both ends over a loopback TCP connection, with the segment in
+// a private directory.
+func pair(t *testing.T, ring int) (*Link, *Link) {
+	t.Helper()
+	Dir = t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var a, b *Link
+	var ea, eb error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := ln.Accept()
+		if err != nil {
+			eb = err
+			return
+		}
+		b, eb = Open(context.Background(), Config{Conn: c, RingBytes: ring})
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ea = Open(context.Background(), Config{Conn: c, Creator: true, RingBytes: ring})
+	wg.Wait()
+	if ea != nil || eb != nil {
+		t.Fatal(ea, eb)
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	if ents, _ := os.ReadDir(Dir); len(ents) != 0 {
+		t.Errorf("segment file left after both sides attached: %v", ents)
+	}
+	return a, b
+}
+
+// TestFramesBothWays streams frames bigger than the ring in both
+// directions at once, checking every byte.
+func TestFramesBothWays(t *testing.T) {
+	a, b := pair(t, 64<<10)
+	sizes := []int{0, 1, 100, 64 << 10, 300000, 7}
+	send := func(l *Link, tag uint32) {
+		for i, n := range sizes {
+			p := bytes.Repeat([]byte{byte(tag + uint32(i))}, n)
+			h := wire.Header{Kind: wire.KindData, Tag: tag, Seq: uint64(i), MsgLen: uint64(n)}
+			if err := l.WriteFrame(&h, p); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}
+	recv := func(l *Link, tag uint32) {
+		var h wire.Header
+		for i, n := range sizes {
+			if err := l.ReadHeader(&h); err != nil {
+				t.Error(err)
+				return
+			}
+			got := make([]byte, h.Len)
+			if err := l.ReadPayload(got); err != nil {
+				t.Error(err)
+				return
+			}
+			if h.Tag != tag || h.Seq != uint64(i) || len(got) != n || !bytes.Equal(got, bytes.Repeat([]byte{byte(tag + uint32(i))}, n)) {
+				t.Errorf("frame %d: header %+v, %d bytes", i, h, len(got))
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for _, f := range []func(){func() { send(a, 1) }, func() { send(b, 2) }, func() { recv(b, 1) }, func() { recv(a, 2) }} {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	wg.Wait()
+}
+
+// TestPollAndDeadline: TryReadHeader does not block, Poll and reads give
+// up at their deadline, and a deadline set while asleep wakes the sleeper.
+func TestPollAndDeadline(t *testing.T) {
+	a, b := pair(t, 0)
+	var h wire.Header
+	if ok, err := b.TryReadHeader(&h); ok || err != nil {
+		t.Fatalf("empty ring: %v %v", ok, err)
+	}
+	b.SetPollDeadline(time.Now().Add(20 * time.Millisecond))
+	if err := b.Poll(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Poll past deadline: %v", err)
+	}
+	b.SetReadDeadline(time.Time{})
+	errc := make(chan error, 1)
+	go func() { errc <- b.ReadHeader(&h) }()
+	time.Sleep(20 * time.Millisecond)
+	b.SetReadDeadline(time.Now())
+	if err := <-errc; !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("deadline set while asleep: %v", err)
+	}
+	b.SetReadDeadline(time.Time{})
+	a.WriteFrame(&wire.Header{Kind: wire.KindHeartbeat}, nil)
+	if err := b.WaitReadable(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.TryReadHeader(&h); !ok || err != nil || h.Kind != wire.KindHeartbeat {
+		t.Fatalf("TryReadHeader: %v %v %+v", ok, err, h)
+	}
+}
+
+// TestPeerDeath: when the peer's connection goes (its process died), a
+// blocked reader wakes with io.EOF once the frames already in the ring are
+// read, and a writer stuck on a full ring gets an error.
+func TestPeerDeath(t *testing.T) {
+	a, b := pair(t, 64<<10)
+	a.WriteFrame(&wire.Header{Kind: wire.KindHeartbeat}, nil)
+	errc := make(chan error, 1)
+	go func() {
+		big := make([]byte, 1<<20) // more than the ring: blocks
+		h := wire.Header{Kind: wire.KindData, MsgLen: uint64(len(big))}
+		errc <- b.WriteFrame(&h, big)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	a.conn.Close() // what the kernel does when a's process dies
+	var h wire.Header
+	if err := b.ReadHeader(&h); err != nil || h.Kind != wire.KindHeartbeat {
+		t.Fatalf("frame before the death: %v %+v", err, h)
+	}
+	if err := b.ReadHeader(&h); err != io.EOF {
+		t.Fatalf("read after the death: %v", err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("write to a dead peer succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("writer still blocked 5s after the peer died")
+	}
+}
+
+// TestCleanStale removes segments of dead creators and keeps the others.
+func TestCleanStale(t *testing.T) {
+	Dir = t.TempDir()
+	dead := filepath.Join(Dir, "weft-999999999-0011")
+	live := filepath.Join(Dir, "weft-"+strconv.Itoa(os.Getpid())+"-0011")
+	other := filepath.Join(Dir, "not-ours")
+	for _, p := range []string{dead, live, other} {
+		os.WriteFile(p, nil, 0o600)
+	}
+	CleanStale()
+	for p, want := range map[string]bool{dead: false, live: true, other: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists=%v, want %v", filepath.Base(p), err == nil, want)
+		}
+	}
+}
