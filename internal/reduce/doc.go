@@ -7,9 +7,10 @@
 // they are written and measured on their own (see the benchmarks, which
 // print the speed-up over the naive loop). Second, every rank must produce
 // the same bits, whatever algorithm delivered the chunks and whatever
-// machine ran the loop: this package is the definition of those bits. A
-// native (C/SIMD) implementation may replace the loops later; it must match
-// this package bit for bit, and these loops stay as the portable fallback.
+// machine ran the loop: this package is the definition of those bits. The
+// native kernels of package csrc (C with AVX-512 or AVX2) replace the loops
+// for large buffers and match them bit for bit; these loops are the
+// portable fallback and the oracle the native kernels are tested against.
 //
 // # Buffers
 //
@@ -54,6 +55,23 @@
 // never start others: a collective that wants more cores splits the buffer
 // at element boundaries and calls Apply on each part from its own goroutine.
 //
-// The package has no environment knobs and no build requirements: it is pure
-// Go. The 16-bit conversions it builds on live in internal/half.
+// # Native kernels
+//
+// Where package csrc is built (cgo on amd64), Apply and Scale call its
+// kernels for buffers from a per-type and per-op threshold up (nativeMin,
+// scaleMin: from 128 bytes for float16, bfloat16 and uint8 Min and Max to
+// 4 KiB for float64 and int64 sums), where the native call with its cgo
+// transition beats the Go loops; below that, and in builds without cgo,
+// the Go loops run. The native kernels
+// take any alignment directly, so misaligned buffers above the threshold
+// skip the staging described above. The result is the same bits either
+// way, up to the payload of a NaN that Sum or Prod makes from two NaNs,
+// which the semantics above leave open. SetNative(false) forces the Go
+// loops, for tests and comparisons; Native reports the level in use.
+// BenchmarkNative compares the Go loops, the native kernels and a memory
+// copy; BenchmarkCrossover places the thresholds.
+//
+// The package has no environment knobs and no build requirements of its
+// own: without cgo it is pure Go. The 16-bit conversions it builds on live
+// in internal/half.
 package reduce

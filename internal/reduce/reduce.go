@@ -14,7 +14,9 @@ import (
 // start and length) but must not otherwise overlap them. Any alignment is
 // accepted; buffers aligned to the element size (every typed Go slice, and
 // any offset that is a multiple of the size into one) take the fast path,
-// others go through a small aligned copy.
+// others go through a small aligned copy. Buffers above a per-type size run
+// the native kernels of package csrc where they are built, with the same
+// bits (see "Native kernels" in the package doc).
 //
 // Apply panics with a "reduce: ..." message on an invalid Type or Op, Avg on
 // an integer type, mismatched or partial lengths, or partial overlap: these
@@ -23,6 +25,15 @@ import (
 // concurrently with any call that does not write the same memory.
 func Apply(t Type, op Op, dst, a, b []byte) {
 	check(t, op, dst, a, b)
+	if len(dst) >= nativeMin[t][op] && nativeOn.Load() {
+		applyNative(t, op, dst, a, b)
+		return
+	}
+	applyGo(t, op, dst, a, b)
+}
+
+// applyGo is Apply on the Go kernels, after the checks.
+func applyGo(t Type, op Op, dst, a, b []byte) {
 	if len(dst) == 0 {
 		return
 	}
@@ -182,6 +193,15 @@ func Scale(t Type, dst []byte, n int) {
 	if n == 1 {
 		return
 	}
+	if len(dst) >= scaleMin[t] && nativeOn.Load() {
+		scaleNative(t, dst, n)
+		return
+	}
+	scaleGo(t, dst, n)
+}
+
+// scaleGo is Scale on the Go kernels, after the checks, for n > 1.
+func scaleGo(t Type, dst []byte, n int) {
 	align := alignOf(t)
 	if aligned(dst, align) {
 		scaleAligned(t, dst, n)

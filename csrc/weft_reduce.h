@@ -1,0 +1,76 @@
+// Weft's native reduction kernels: the C side of package csrc.
+//
+// Every kernel computes d = a op b (or d = d / n for scale) over n bytes of
+// raw elements, with exactly the bits of the pure-Go kernels in
+// internal/reduce. Buffers may have any alignment; d may be exactly a or
+// exactly b, or disjoint from both.
+
+#ifndef WEFT_REDUCE_H
+#define WEFT_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Element types and operators: the wire values of reduce.Type and reduce.Op.
+enum {
+	WEFT_F32 = 1,
+	WEFT_F64 = 2,
+	WEFT_F16 = 3,
+	WEFT_BF16 = 4,
+	WEFT_I32 = 5,
+	WEFT_I64 = 6,
+	WEFT_U8 = 7,
+	WEFT_NTYPES = 8,
+};
+
+enum {
+	WEFT_SUM = 0,
+	WEFT_PROD = 1,
+	WEFT_MIN = 2,
+	WEFT_MAX = 3,
+	WEFT_AVG = 4,
+	WEFT_NOPS = 4, // kernels per type: Avg runs Sum
+};
+
+// Instruction-set levels, the values of csrc.ISA.
+enum {
+	WEFT_ISA_NONE = 0,
+	WEFT_ISA_GENERIC = 1,
+	WEFT_ISA_AVX2 = 2,   // AVX2 + F16C
+	WEFT_ISA_AVX512 = 3, // AVX-512 F, BW, DQ, VL (F16C implied)
+};
+
+// Status codes.
+enum {
+	WEFT_OK = 0,
+	WEFT_EBADTYPE = 1,
+	WEFT_EBADOP = 2,
+	WEFT_EISA = 3, // level not supported by this CPU
+	WEFT_EBADN = 4,
+};
+
+// weft_isa_best returns the highest level this CPU and OS support.
+int weft_isa_best(void);
+
+// weft_apply computes d = a op b over n bytes (a multiple of the element
+// size) with the kernels of level isa. Destinations of at least stream_min
+// bytes whose address is a multiple of the element size are written with
+// non-temporal stores (SIMD levels only).
+int weft_apply(int isa, int type, int op, void *d, const void *a, const void *b, size_t n, size_t stream_min);
+
+// weft_scale divides the n bytes of floating-point elements at d by div
+// (1 <= div <= 2^24) in place, as reduce.Scale does.
+int weft_scale(int isa, int type, void *d, size_t n, uint32_t div, size_t stream_min);
+
+// Internal: one kernel table per level, indexed [type][op].
+typedef void (*weft_apply_fn)(uint8_t *d, const uint8_t *a, const uint8_t *b, size_t n, size_t stream_min);
+typedef void (*weft_scale_fn)(uint8_t *d, size_t n, uint32_t div, size_t stream_min);
+
+extern const weft_apply_fn weft_generic_apply[WEFT_NTYPES][WEFT_NOPS];
+extern const weft_apply_fn weft_avx2_apply[WEFT_NTYPES][WEFT_NOPS];
+extern const weft_apply_fn weft_avx512_apply[WEFT_NTYPES][WEFT_NOPS];
+extern const weft_scale_fn weft_generic_scale[WEFT_NTYPES];
+extern const weft_scale_fn weft_avx2_scale[WEFT_NTYPES];
+extern const weft_scale_fn weft_avx512_scale[WEFT_NTYPES];
+
+#endif
