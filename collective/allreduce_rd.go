@@ -40,15 +40,13 @@ func recursiveDoubling(x *exec, buf []byte, tag0 uint32) error {
 			}
 			nr = -1
 		} else {
-			s, err := x.recvTemp(r-1, tag, len(buf))
+			s, err := x.recvReduce(r-1, tag, buf, buf, true)
 			if err != nil {
 				return err
 			}
 			if err := x.wait(s); err != nil {
 				return err
 			}
-			x.reduce(buf, s.buf, buf)
-			s.release()
 			nr = r / 2
 		}
 	}
@@ -60,22 +58,17 @@ func recursiveDoubling(x *exec, buf []byte, tag0 uint32) error {
 			if pn < rem {
 				partner = 2*pn + 1
 			}
-			s, err := x.recvTemp(partner, tag, len(buf))
-			if err != nil {
+			// Send first: the reducing receive writes into buf.
+			if err := x.send(partner, tag, buf); err != nil {
 				return err
 			}
-			if err := x.send(partner, tag, buf); err != nil {
+			s, err := x.recvReduce(partner, tag, buf, buf, partner < r)
+			if err != nil {
 				return err
 			}
 			if err := x.wait(s); err != nil {
 				return err
 			}
-			if partner < r {
-				x.reduce(buf, s.buf, buf)
-			} else {
-				x.reduce(buf, buf, s.buf)
-			}
-			s.release()
 			tag++
 		}
 	}

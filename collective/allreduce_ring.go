@@ -6,7 +6,8 @@ package collective
 // chunk j moves to the next step as soon as it has been reduced, so
 // sending, receiving and reducing overlap across steps. Each segment is
 // reduced on exactly one rank per step and then copied, so every rank ends
-// with the same bits.
+// with the same bits. Incoming chunks are reduced where they arrive (in
+// the shared-memory ring or the socket's read buffer), never stored first.
 func allreduceRing(x *exec, a *args) error {
 	n, r := x.c.size, x.c.rank
 	es := a.dt.Size()
@@ -38,7 +39,7 @@ func allreduceRing(x *exec, a *args) error {
 			return nil, nil
 		}
 		if s < n-1 {
-			return x.recvPooled(left, tag(s, j), hi-lo)
+			return x.recvReduce(left, tag(s, j), a.recv[lo:hi], a.send[lo:hi], false)
 		}
 		return x.recv(left, tag(s, j), a.recv[lo:hi])
 	}
@@ -74,12 +75,8 @@ func allreduceRing(x *exec, a *args) error {
 				return err
 			}
 			lo, hi := chunk(segRecv(s), j)
-			if s < n-1 {
-				x.reduce(a.recv[lo:hi], a.send[lo:hi], sl.buf)
-				sl.release()
-				if s == n-2 {
-					x.finishAvg(a.recv[lo:hi])
-				}
+			if s == n-2 {
+				x.finishAvg(a.recv[lo:hi])
 			}
 			if s+1 < steps {
 				if err := x.send(right, tag(s+1, j), a.recv[lo:hi]); err != nil {

@@ -618,7 +618,7 @@ func (c *Comm) IRecv(buf Buffer, peer, tag int) Request {
 		r.finish(&OpError{Op: "recv", Backend: c.ep.name, Rank: c.ep.rank, Peer: -1, Err: ErrClosed})
 		return r
 	}
-	s, err := c.ep.peers[c.world[peer]].post(key, d, buf.b, len(buf.b), false)
+	s, err := c.ep.peers[c.world[peer]].post(key, d, buf.b)
 	if err != nil {
 		r.finish(c.opError(opP2P, err))
 		return r
@@ -768,23 +768,14 @@ func (x *exec) sendMsg(p *peer, key matchKey, b []byte) error {
 
 // recv posts a receive from comm rank from into b.
 func (x *exec) recv(from int, tag uint32, b []byte) (*slot, error) {
-	return x.c.ep.peers[x.c.world[from]].post(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, b, len(b), false)
+	return x.c.ep.peers[x.c.world[from]].post(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, b)
 }
 
-// recvPooled posts a receive of n bytes into a pool buffer; release it
-// after use.
-func (x *exec) recvPooled(from int, tag uint32, n int) (*slot, error) {
-	return x.c.ep.peers[x.c.world[from]].post(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, nil, n, true)
-}
-
-// recvTemp posts a receive of n bytes into a temporary buffer: a pool
-// buffer when n fits in one, else the operation's scratch buffer (so at most
-// one such receive may be outstanding). Release it after use.
-func (x *exec) recvTemp(from int, tag uint32, n int) (*slot, error) {
-	if n <= x.chunk {
-		return x.recvPooled(from, tag, n)
-	}
-	return x.recv(from, tag, x.scratchBuf(1, n))
+// recvReduce posts a reducing receive from comm rank from: when the
+// message arrives, dst = local op message (message op local when first,
+// the order a pair agrees on). dst may be local itself.
+func (x *exec) recvReduce(from int, tag uint32, dst, local []byte, first bool) (*slot, error) {
+	return x.c.ep.peers[x.c.world[from]].postReduce(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, dst, local, first)
 }
 
 // wait waits for a posted receive. A peer that sends nothing for the
@@ -947,11 +938,6 @@ func (s *slot) result() error {
 		return s.err
 	}
 	return nil
-}
-
-// reduce computes dst = a op b elementwise.
-func (x *exec) reduce(dst, a, b []byte) {
-	reduce.Apply(reduce.Type(x.d.dtype), reduce.Op(x.d.redop), dst, a, b)
 }
 
 // finishAvg divides by the number of ranks when the operation is Avg.

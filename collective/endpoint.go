@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/internal/reduce"
 	"github.com/weft-hpc/weft/internal/wire"
 )
 
@@ -93,12 +94,16 @@ type slot struct {
 	key    matchKey
 	d      desc
 	buf    []byte // where the message lands; len is the message size
-	pooled bool   // buf came from the endpoint's pool
 	got    int
 	frames int
 	busy   bool // the reader is copying a frame into buf; guarded by p.mu
 	done   chan struct{}
 	err    error
+
+	// A reducing receive: buf = local op message, element by element, as
+	// the frames arrive, without landing the message anywhere first.
+	local []byte
+	first bool // compute message op local (the canonical order of a pair)
 }
 
 // early holds the frames of a message that arrived before its receive.
@@ -476,7 +481,12 @@ func (p *peer) deliver(h *wire.Header) error {
 		dst := s.buf[h.Off : h.Off+uint64(h.Len)]
 		s.busy = true
 		p.mu.Unlock()
-		err := p.link.ReadPayload(dst)
+		var err error
+		if s.local != nil {
+			err = p.readReduce(s, h)
+		} else {
+			err = p.link.ReadPayload(dst)
+		}
 		p.mu.Lock()
 		s.busy = false
 		if err == nil {
@@ -505,7 +515,7 @@ func (p *peer) deliver(h *wire.Header) error {
 			p.ep.failWith(err)
 			return nil
 		}
-		copy(s.buf[h.Off:], b)
+		s.land(h.Off, b)
 		s.got += int(h.Len)
 		s.frames++
 		p.settle(s)
@@ -535,6 +545,83 @@ func (p *peer) deliver(h *wire.Header) error {
 	e.got += uint64(h.Len)
 	p.mu.Unlock()
 	return nil
+}
+
+// land puts a frame's payload, kept in b, into the slot: a copy, or the
+// reduction of a reducing receive.
+func (s *slot) land(off uint64, b []byte) {
+	if s.local == nil {
+		copy(s.buf[off:], b)
+		return
+	}
+	r := s.reducer(off, len(b))
+	r.feed(b)
+}
+
+// readReduce reduces a frame's payload into s as it is read: straight from
+// the link's memory when it can show it (shared memory, TCP's read
+// buffer), so the message is never stored whole.
+func (p *peer) readReduce(s *slot, h *wire.Header) error {
+	r := s.reducer(h.Off, int(h.Len))
+	if v, ok := p.link.(transport.Viewer); ok {
+		return v.ReadPayloadView(r.feed)
+	}
+	b := p.ep.pool.get(int(h.Len))
+	defer p.ep.pool.put(b)
+	if err := p.link.ReadPayload(b); err != nil {
+		return err
+	}
+	r.feed(b)
+	return nil
+}
+
+func (s *slot) reducer(off uint64, n int) *reducer {
+	dt := reduce.Type(s.d.dtype)
+	return &reducer{t: dt, op: reduce.Op(s.d.redop), es: dt.Size(), first: s.first,
+		dst: s.buf[off : off+uint64(n)], local: s.local[off : off+uint64(n)]}
+}
+
+// reducer applies dst = local op message to a message that arrives in
+// pieces of any length; an element split between two pieces waits in
+// carry.
+type reducer struct {
+	t     reduce.Type
+	op    reduce.Op
+	es    int
+	first bool
+	dst   []byte
+	local []byte
+	pos   int
+	carry [8]byte
+	nc    int
+}
+
+func (r *reducer) apply(dst, local, msg []byte) {
+	if r.first {
+		reduce.Apply(r.t, r.op, dst, msg, local)
+	} else {
+		reduce.Apply(r.t, r.op, dst, local, msg)
+	}
+}
+
+func (r *reducer) feed(piece []byte) {
+	if r.nc > 0 {
+		k := copy(r.carry[r.nc:r.es], piece)
+		r.nc += k
+		piece = piece[k:]
+		if r.nc < r.es {
+			return
+		}
+		r.apply(r.dst[r.pos:r.pos+r.es], r.local[r.pos:r.pos+r.es], r.carry[:r.es])
+		r.pos += r.es
+		r.nc = 0
+	}
+	n := len(piece) / r.es * r.es
+	if n > 0 {
+		r.apply(r.dst[r.pos:r.pos+n], r.local[r.pos:r.pos+n], piece[:n])
+		r.pos += n
+	}
+	r.nc = copy(r.carry[:], piece[n:])
 }
 
 // checkEarly compares a frame that arrived before its receive with the
@@ -577,13 +664,20 @@ func (p *peer) mismatch(theirs, ours desc, seq uint64) *failure {
 		msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs)}
 }
 
-// post registers a receive of n bytes from p under key: into a pool buffer
-// when pooled (buf is then ignored), else into buf (len(buf) == n).
-func (p *peer) post(key matchKey, d desc, buf []byte, n int, pooled bool) (*slot, error) {
-	if pooled {
-		buf = nil
-	}
-	s := &slot{p: p, key: key, d: d, buf: buf, done: make(chan struct{})}
+// post registers a receive from p under key into buf.
+func (p *peer) post(key matchKey, d desc, buf []byte) (*slot, error) {
+	return p.postSlot(&slot{p: p, key: key, d: d, buf: buf}, len(buf))
+}
+
+// postReduce registers a reducing receive: when the message arrives, dst
+// becomes local op message (message op local with first).
+func (p *peer) postReduce(key matchKey, d desc, dst, local []byte, first bool) (*slot, error) {
+	return p.postSlot(&slot{p: p, key: key, d: d, buf: dst, local: local, first: first}, len(dst))
+}
+
+func (p *peer) postSlot(s *slot, n int) (*slot, error) {
+	key, d := s.key, s.d
+	s.done = make(chan struct{})
 	p.mu.Lock()
 	if f := p.ep.failure(); f != nil {
 		p.mu.Unlock()
@@ -602,23 +696,11 @@ func (p *peer) post(key matchKey, d desc, buf []byte, n int, pooled bool) (*slot
 			return nil, &failure{kind: ErrMismatch, culprit: p.rank, origin: -1,
 				msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", p.rank, e.msgLen, p.ep.rank, n, d)}
 		}
-		if pooled && len(e.frames) == 1 && e.got == uint64(n) {
-			// Adopt the buffer the frame already sits in.
-			s.buf, s.pooled, s.got, s.frames = e.frames[0].b, true, n, 1
-			close(s.done)
-			p.mu.Unlock()
-			return s, nil
-		}
-		if pooled {
-			s.buf, s.pooled = p.ep.pool.get(n), true
-		}
 		for _, f := range e.frames {
-			copy(s.buf[f.off:], f.b)
+			s.land(f.off, f.b)
 			p.ep.pool.put(f.b)
 		}
 		s.got, s.frames = int(e.got), len(e.frames)
-	} else if pooled {
-		s.buf, s.pooled = p.ep.pool.get(n), true
 	}
 	if s.got == n && s.frames > 0 {
 		close(s.done)
@@ -626,7 +708,6 @@ func (p *peer) post(key matchKey, d desc, buf []byte, n int, pooled bool) (*slot
 		// The peer said goodbye and the message is not all here: it never
 		// will be.
 		p.mu.Unlock()
-		s.release()
 		return nil, p.gone
 	} else {
 		p.posted[key] = s
@@ -655,14 +736,6 @@ func (p *peer) settle(s *slot) {
 	}
 }
 
-// release returns a pooled receive's buffer.
-func (s *slot) release() {
-	if s.pooled && s.buf != nil {
-		s.p.ep.pool.put(s.buf)
-	}
-	s.buf = nil
-}
-
 // progress reports how many bytes have landed (for timeouts that measure
 // silence, not duration).
 func (s *slot) progress() int {
@@ -672,7 +745,7 @@ func (s *slot) progress() int {
 }
 
 // pool keeps chunk-sized buffers for frames that arrive before their
-// receive and for pooled receives. Buffers stay referenced, so their pages
+// receive and for the partial sums of the pipelined reductions. Buffers stay referenced, so their pages
 // stay touched: first touch of memory is the slowest thing on the machines
 // we run on (see docs/BENCHMARKS.md).
 type pool struct {

@@ -21,15 +21,13 @@ func reduceTree(x *exec, a *args) error {
 				break
 			}
 			if vr+mask < n {
-				s, err := x.recvTemp(real(vr+mask), 0, len(acc))
+				s, err := x.recvReduce(real(vr+mask), 0, acc, acc, false)
 				if err != nil {
 					return err
 				}
 				if err := x.wait(s); err != nil {
 					return err
 				}
-				x.reduce(acc, acc, s.buf)
-				s.release()
 			}
 		}
 	}
@@ -70,12 +68,20 @@ func reduceChain(x *exec, a *args) error {
 	}
 	const window = 8
 	slots := make([]*slot, nc)
+	bufs := make([][]byte, nc)
 	post := func(j int) error {
 		if j >= nc {
 			return nil
 		}
 		lo, hi := span(j)
-		s, err := x.recvPooled(next, uint32(j), hi-lo)
+		dst := a.recv
+		if vr != 0 {
+			bufs[j] = x.c.ep.pool.get(hi - lo)
+			dst = bufs[j]
+		} else {
+			dst = dst[lo:hi]
+		}
+		s, err := x.recvReduce(next, uint32(j), dst, a.send[lo:hi], false)
 		slots[j] = s
 		return err
 	}
@@ -94,16 +100,14 @@ func reduceChain(x *exec, a *args) error {
 		}
 		lo, hi := span(j)
 		if vr == 0 {
-			x.reduce(a.recv[lo:hi], a.send[lo:hi], s.buf)
 			x.finishAvg(a.recv[lo:hi])
 		} else {
-			x.reduce(s.buf, a.send[lo:hi], s.buf)
-			if err := x.send(prev, uint32(j), s.buf); err != nil {
+			if err := x.send(prev, uint32(j), bufs[j]); err != nil {
 				return err
 			}
+			x.c.ep.pool.put(bufs[j])
 		}
-		s.release()
-		slots[j] = nil
+		slots[j], bufs[j] = nil, nil
 	}
 	return nil
 }

@@ -22,9 +22,18 @@ func reducescatterRing(x *exec, a *args) error {
 	block := func(b int) []byte { return a.send[b*a.count*es : (b+1)*a.count*es] }
 	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
 	steps := n - 1
+	// Partial sums land, reduced, in pool buffers, except the last step's,
+	// which land in recv.
+	bufs := make([][]byte, 2*nc)
 	post := func(s, j int) (*slot, error) {
 		lo, hi := span(j)
-		return x.recvPooled(left, tag(s, j), hi-lo)
+		mine := block(mod(r-s-2, n))[lo:hi]
+		if s == steps-1 {
+			return x.recvReduce(left, tag(s, j), a.recv[lo:hi], mine, false)
+		}
+		b := x.c.ep.pool.get(hi - lo)
+		bufs[s%2*nc+j] = b
+		return x.recvReduce(left, tag(s, j), b, mine, false)
 	}
 	cur, next := make([]*slot, nc), make([]*slot, nc)
 	for j := range nc {
@@ -42,7 +51,6 @@ func reducescatterRing(x *exec, a *args) error {
 		}
 	}
 	for s := 0; s < steps; s++ {
-		mine := block(mod(r-s-2, n))
 		for j := range nc {
 			if s+1 < steps {
 				sl, err := post(s+1, j)
@@ -57,15 +65,14 @@ func reducescatterRing(x *exec, a *args) error {
 			}
 			lo, hi := span(j)
 			if s+1 < steps {
-				x.reduce(sl.buf, mine[lo:hi], sl.buf)
-				if err := x.send(right, tag(s+1, j), sl.buf); err != nil {
+				b := bufs[s%2*nc+j]
+				if err := x.send(right, tag(s+1, j), b); err != nil {
 					return err
 				}
+				x.c.ep.pool.put(b)
 			} else {
-				x.reduce(a.recv[lo:hi], mine[lo:hi], sl.buf)
 				x.finishAvg(a.recv[lo:hi])
 			}
-			sl.release()
 		}
 		cur, next = next, cur
 	}

@@ -86,6 +86,16 @@ type Poller interface {
 	SetPollDeadline(t time.Time) error
 }
 
+// Viewer is implemented by links that can show a payload where it already
+// is (a shared-memory ring, a read buffer), piece by piece, so that the
+// receiver can reduce it without storing the message first.
+type Viewer interface {
+	// ReadPayloadView calls fn on consecutive pieces of the current frame's
+	// payload, in order, until all of it has been seen; a piece is valid
+	// only during its call. It replaces ReadPayload for that frame.
+	ReadPayloadView(fn func(piece []byte)) error
+}
+
 // Spinner is implemented by links whose writer must wake a sleeping
 // reader explicitly (shared memory). A goroutine that spins on the link
 // says so, and writers skip the wake-up, which would otherwise cost a

@@ -113,6 +113,7 @@ var (
 	_ transport.Link    = (*Link)(nil)
 	_ transport.Poller  = (*Link)(nil)
 	_ transport.Spinner = (*Link)(nil)
+	_ transport.Viewer  = (*Link)(nil)
 )
 
 // Config sets up a pair.
@@ -565,6 +566,27 @@ func (l *Link) ReadPayload(dst []byte) error {
 	}
 	l.left = 0
 	return l.read(dst, &l.pollDL)
+}
+
+// ReadPayloadView shows the payload where it lies in the ring; the space
+// is given back to the writer after each piece.
+func (l *Link) ReadPayloadView(fn func([]byte)) error {
+	r := l.in
+	for l.left > 0 {
+		if err := l.waitData(&l.pollDL, true); err != nil {
+			if err == io.EOF {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		t := atomic.LoadUint64(r.tail)
+		off := t & r.mask
+		n := int(min(l.avail(), uint64(l.left), uint64(len(r.data))-off))
+		fn(r.data[off : off+uint64(n)])
+		l.take(nil, n)
+		l.left -= n
+	}
+	return nil
 }
 
 // TryReadHeader reads a header if one is in the ring. Headers are

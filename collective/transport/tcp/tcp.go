@@ -58,6 +58,7 @@ type Transport struct {
 var (
 	_ transport.Transport = (*Transport)(nil)
 	_ transport.Poller    = (*link)(nil)
+	_ transport.Viewer    = (*link)(nil)
 )
 
 func (t *Transport) Name() string { return "tcp" }
@@ -310,7 +311,7 @@ type link struct {
 // little of a large payload passes through the buffer; the rest of a
 // payload, from directRead bytes up, is read straight into its destination.
 const (
-	bufSize    = 64 << 10
+	bufSize    = 256 << 10
 	headerRead = 4 << 10
 	directRead = 4 << 10
 )
@@ -572,6 +573,23 @@ func (l *link) ReadPayload(dst []byte) error {
 		n += k
 	}
 	l.left = 0
+	return nil
+}
+
+// ReadPayloadView shows the payload through the read buffer, a buffer's
+// worth at a time.
+func (l *link) ReadPayloadView(fn func([]byte)) error {
+	for l.left > 0 {
+		if l.r == l.w {
+			if err := l.fill(true, bufSize); err != nil {
+				return unexpected(err)
+			}
+		}
+		n := min(l.left, l.w-l.r)
+		fn(l.buf[l.r : l.r+n])
+		l.r += n
+		l.left -= n
+	}
 	return nil
 }
 
