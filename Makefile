@@ -16,17 +16,21 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# With Open MPI's headers (pkg-config ompi-c), weft also gets the mpi backend.
 build:
-	$(GO) build -o bin/weft ./cmd/weft
+	$(GO) build $$(pkg-config --exists ompi-c 2>/dev/null && echo -tags mpi) -o bin/weft ./cmd/weft
 
 # The main job: NP ranks under mpirun, allreduce over the TCP transport.
 demo: deps build
 	mpirun -np $(NP) bin/weft bench allreduce -b 8 -e 64M -f 4
 
 # Every test: unit tests, the conformance suite over goroutines with -race,
-# over TCP under mpirun, and the fault tests in separate processes.
+# over shared memory and TCP under mpirun, in two network-namespace hosts,
+# over the MPI backend (Open MPI, MPICH), the fault tests in separate
+# processes, and the fuzz targets.
 test: deps vet
 	$(GO) test -race -timeout 30m ./...
+	$(GO) test -race -tags mpi -timeout 20m ./collective/mpi/
 	$(MAKE) fuzz FUZZTIME=10s
 
 test-short: vet
@@ -36,6 +40,8 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./...
+	if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./...; fi
+	if pkg-config --exists mpich 2>/dev/null; then $(GO) vet -tags mpi,mpich ./collective/mpi/; fi
 
 FUZZTIME ?= 30s
 fuzz:
@@ -44,6 +50,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzExpandHostlist$$' -fuzztime $(FUZZTIME) ./internal/launch
 	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./internal/reduce
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) ./internal/rendezvous
+	$(GO) test -run '^$$' -fuzz '^FuzzNativeEqualsGo$$' -fuzztime $(FUZZTIME) ./internal/reduce
+	$(GO) test -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) ./collective/transport/shm
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 200ms ./internal/reduce ./collective/

@@ -6,6 +6,8 @@ set -euo pipefail
 
 packages=(
   openmpi-bin libopenmpi-dev   # mpirun for multi-process tests and the demo; the MPI peer benchmark
+  mpich libmpich-dev           # the mpi backend's MPICH build and its test (beside Open MPI, which stays the default)
+  iproute2 util-linux          # ip netns and unshare: the multi-host test's hosts
   pkg-config gcc make
 )
 

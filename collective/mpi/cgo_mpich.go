@@ -1,0 +1,11 @@
+//go:build mpi && mpich
+
+package mpi
+
+// MPICH: Debian's libmpich-dev provides the pkg-config name mpich.
+
+// #cgo pkg-config: mpich
+import "C"
+
+// isMPICH tells tests which library this build links.
+const isMPICH = true

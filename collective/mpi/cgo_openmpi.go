@@ -1,0 +1,11 @@
+//go:build mpi && !mpich
+
+package mpi
+
+// Open MPI: Debian's libopenmpi-dev provides the pkg-config name ompi-c.
+
+// #cgo pkg-config: ompi-c
+import "C"
+
+// isMPICH tells tests which library this build links.
+const isMPICH = false

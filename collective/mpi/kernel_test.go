@@ -1,0 +1,150 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/reduce"
+)
+
+// isNaN reports whether element i of b (type dt) is a NaN.
+func isNaN(dt collective.DType, b []byte, i int) bool {
+	switch dt {
+	case collective.Float32:
+		return math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))))
+	case collective.Float64:
+		return math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+	case collective.Float16:
+		return binary.LittleEndian.Uint16(b[2*i:])&0x7fff > 0x7c00
+	case collective.BFloat16:
+		return binary.LittleEndian.Uint16(b[2*i:])&0x7fff > 0x7f80
+	}
+	return false
+}
+
+// sameBits compares element by element; two NaNs match whatever their
+// payloads (internal/reduce leaves NaN payloads unspecified).
+func sameBits(dt collective.DType, got, want []byte) (int, bool) {
+	es := dt.Size()
+	for i := 0; i < len(want)/es; i++ {
+		g, w := got[i*es:(i+1)*es], want[i*es:(i+1)*es]
+		if string(g) == string(w) || isNaN(dt, got, i) && isNaN(dt, want, i) {
+			continue
+		}
+		return i, false
+	}
+	return 0, true
+}
+
+// specials are the values where min, max and rounding are easy to get
+// wrong, as float64 (converted to each type).
+var specials = []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(),
+	2.5, -2.5, 65504, 65520, 6e-8, -6e-8, 1e-40, 3.4e38, -3.4e38, 1 + 1.0/1024, 1 + 1.0/2048, 1 + 1.0/128}
+
+func encodeAs(dt collective.DType, v float64) []byte {
+	b := make([]byte, dt.Size())
+	switch dt {
+	case collective.Float32:
+		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
+	case collective.Float64:
+		binary.LittleEndian.PutUint64(b, math.Float64bits(v))
+	case collective.Float16:
+		binary.LittleEndian.PutUint16(b, uint16(collective.F16From(float32(v))))
+	case collective.BFloat16:
+		binary.LittleEndian.PutUint16(b, uint16(collective.BF16From(float32(v))))
+	}
+	return b
+}
+
+// TestKernels checks the C reduction kernels of the user-defined MPI
+// operations against internal/reduce, Weft's definition of the bits: every
+// pair of special values, every 16-bit pattern against a few partners, and
+// random patterns. It needs no MPI job (the kernels are plain C).
+func TestKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	floats := []collective.DType{collective.Float32, collective.Float64, collective.Float16, collective.BFloat16}
+	for _, dt := range floats {
+		es := dt.Size()
+		// Pairs of specials, in both orders.
+		var a, b []byte
+		for _, x := range specials {
+			for _, y := range specials {
+				a = append(a, encodeAs(dt, x)...)
+				b = append(b, encodeAs(dt, y)...)
+			}
+		}
+		// Random bit patterns, NaNs and subnormals included.
+		for range 1 << 16 {
+			x, y := make([]byte, es), make([]byte, es)
+			for k := range x {
+				x[k], y[k] = byte(rng.Uint32()), byte(rng.Uint32())
+			}
+			a, b = append(a, x...), append(b, y...)
+		}
+		// Every 16-bit pattern against a few partners.
+		if es == 2 {
+			for _, partner := range []uint16{0, 0x8000, 0x3c00, 0x3f80, 0x0001, 0x7bff, 0x7f7f, 0xfc00, 0x7e00} {
+				for h := range 1 << 16 {
+					a = binary.LittleEndian.AppendUint16(a, uint16(h))
+					b = binary.LittleEndian.AppendUint16(b, partner)
+				}
+			}
+		}
+		for _, op := range []collective.Op{collective.Sum, collective.Prod, collective.Min, collective.Max} {
+			inout := append([]byte(nil), b...)
+			if !applyKernel(dt, op, a, inout) {
+				if es == 2 || op == collective.Min || op == collective.Max {
+					t.Errorf("%v %v: no C kernel, MPI's own would give other bits", dt, op)
+				}
+				continue
+			}
+			want := make([]byte, len(a))
+			reduce.Apply(reduce.Type(dt), reduce.Op(op), want, a, b)
+			if i, ok := sameBits(dt, inout, want); !ok {
+				t.Errorf("%v %v: element %d: %x op %x = %x, want %x", dt, op, i,
+					a[i*es:(i+1)*es], b[i*es:(i+1)*es], inout[i*es:(i+1)*es], want[i*es:(i+1)*es])
+			}
+			// Commutative bit for bit, NaN payloads included: MPI may apply
+			// the operation in either order on different ranks.
+			swapped := append([]byte(nil), a...)
+			applyKernel(dt, op, b, swapped)
+			if string(swapped) != string(inout) {
+				t.Errorf("%v %v: not commutative bit for bit", dt, op)
+			}
+		}
+	}
+	// uint8 min and max (MPICH 4.0.2 gets them wrong): every pair.
+	var a, b []byte
+	for x := range 256 {
+		for y := range 256 {
+			a, b = append(a, byte(x)), append(b, byte(y))
+		}
+	}
+	for _, op := range []collective.Op{collective.Min, collective.Max} {
+		inout := append([]byte(nil), b...)
+		if !applyKernel(collective.Uint8, op, a, inout) {
+			t.Fatalf("uint8 %v: no C kernel", op)
+		}
+		want := make([]byte, len(a))
+		reduce.Apply(reduce.Uint8, reduce.Op(op), want, a, b)
+		if i, ok := sameBits(collective.Uint8, inout, want); !ok {
+			t.Errorf("uint8 %v: %d op %d = %d, want %d", op, a[i], b[i], inout[i], want[i])
+		}
+	}
+	// The rest is MPI's own.
+	for _, dt := range []collective.DType{collective.Int32, collective.Int64, collective.Uint8} {
+		for _, op := range []collective.Op{collective.Sum, collective.Prod, collective.Min, collective.Max} {
+			if dt == collective.Uint8 && (op == collective.Min || op == collective.Max) {
+				continue
+			}
+			if applyKernel(dt, op, make([]byte, dt.Size()), make([]byte, dt.Size())) {
+				t.Errorf("%v %v: a C kernel where MPI's own operation was expected", dt, op)
+			}
+		}
+	}
+}

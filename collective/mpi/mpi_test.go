@@ -1,0 +1,315 @@
+//go:build mpi
+
+package mpi
+
+// The test binary plays two parts: the usual tests, which start MPI jobs of
+// this same binary under mpirun (Open MPI) or mpiexec.mpich, and, when
+// WEFT_TEST_ROLE is set, one rank of such a job. Ranks report on stdout as
+// "RESULT ..." lines that the parent test counts, as in
+// collective/process_test.go. The parent process never initialises MPI.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/collectivetest"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv("WEFT_TEST_ROLE"); role != "" {
+		os.Exit(runRole(role))
+	}
+	os.Exit(m.Run())
+}
+
+// runRole is one rank of an MPI job.
+func runRole(role string) int {
+	ctx := context.Background()
+	c, err := New(ctx)
+	if err != nil {
+		fmt.Printf("RESULT init-error %v\n", err)
+		return 1
+	}
+	switch role {
+	case "conformance":
+		return conformance(ctx, c)
+	case "fault":
+		// Allreduce until something breaks; the parent kills one rank.
+		x := make([]float32, 1<<20)
+		fmt.Printf("READY %d %d\n", c.Rank(), os.Getpid())
+		for range 1000000 {
+			if err := c.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum); err != nil {
+				fmt.Printf("RESULT rank %d error %v\n", c.Rank(), err)
+				return 0
+			}
+		}
+		fmt.Printf("RESULT rank %d no error\n", c.Rank())
+		return 1
+	case "abortjob":
+		// Rank 0 gives up while the others wait for it in a barrier.
+		if c.Rank() == 0 {
+			time.Sleep(200 * time.Millisecond)
+			c.AbortJob(7)
+		}
+		err := c.Barrier(ctx)
+		fmt.Printf("RESULT rank %d barrier returned %v\n", c.Rank(), err)
+		return 1
+	}
+	fmt.Printf("RESULT unknown role %q\n", role)
+	return 2
+}
+
+// conformance runs the suite and the extra checks, then closes c.
+func conformance(ctx context.Context, c *Comm) int {
+	start := time.Now()
+	opts := collectivetest.Options{Short: os.Getenv("WEFT_TEST_SHORT") != ""}
+	errs := collectivetest.RunRank(ctx, c, opts)
+	suite := time.Since(start)
+	if len(errs) == 0 {
+		errs = extraChecks(ctx, c)
+	}
+	for _, e := range errs {
+		fmt.Printf("RESULT fail rank %d: %v\n", c.Rank(), e)
+	}
+	if len(errs) > 0 {
+		// No Close: MPI_Finalize would wait for ranks that may be stuck
+		// waiting for this one. Exiting makes the launcher end the job.
+		return 1
+	}
+	rank, size := c.Rank(), c.Size()
+	if err := c.Close(); err != nil {
+		fmt.Printf("RESULT fail rank %d: close: %v\n", rank, err)
+		return 1
+	}
+	// The last Close finalised MPI; it cannot come back.
+	if !lib.finalized {
+		fmt.Printf("RESULT fail rank %d: MPI not finalized after the last Close\n", rank)
+		return 1
+	}
+	if _, err := New(ctx); err == nil {
+		fmt.Printf("RESULT fail rank %d: New after MPI_Finalize succeeded\n", rank)
+		return 1
+	}
+	fmt.Printf("RESULT ok rank %d of %d: %d cases in %.1fs, then %d extra checks (%s)\n",
+		rank, size, len(collectivetest.Cases(size, opts)), suite.Seconds(), len(extras), firstLine(Library()))
+	return 0
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(s)
+}
+
+// mpiEnv lets Open MPI run as root, oversubscribed, with its own traffic on
+// loopback (shared/ENV.md); the MPICH and UCX variables keep MPICH's on
+// loopback and shared memory.
+func mpiEnv(extra ...string) []string {
+	env := append(os.Environ(),
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
+		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo",
+		"HYDRA_IFACE=lo", "UCX_NET_DEVICES=lo", "UCX_TLS=self,sm,tcp")
+	return append(env, extra...)
+}
+
+// runJob runs a conformance job and checks that every rank passed.
+func runJob(t *testing.T, launcher []string, np int, short bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, launcher[0], launcher[1:]...)
+	s := ""
+	if short {
+		s = "1"
+	}
+	cmd.Env = mpiEnv("WEFT_TEST_ROLE=conformance", "WEFT_TEST_SHORT="+s)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	oks := strings.Count(string(out), "RESULT ok rank")
+	if err != nil || oks != np {
+		t.Fatalf("%s: %v; %d of %d ranks passed\n%s", strings.Join(launcher, " "), err, oks, np, tail(out, 60))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "RESULT ok rank 0 ") {
+			t.Logf("%s (%.1fs in all)", l, time.Since(start).Seconds())
+		}
+	}
+}
+
+func tail(b []byte, lines int) string {
+	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(ls) > lines {
+		ls = ls[len(ls)-lines:]
+	}
+	return strings.Join(ls, "\n")
+}
+
+// TestOpenMPI runs the conformance suite and the backend's own checks on
+// the mpi backend in 2 and 4 processes started by Open MPI's mpirun (4 is
+// oversubscribed on two cores, and runs the short suite, as the TCP
+// backend's test does).
+func TestOpenMPI(t *testing.T) {
+	if isMPICH {
+		t.Skip("this binary is built for MPICH (-tags mpich): TestMPICH runs the suite")
+	}
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
+	}
+	for _, np := range []int{2, 4} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			runJob(t, []string{mpirun, "-np", strconv.Itoa(np), os.Args[0]}, np, testing.Short() || np > 2)
+		})
+	}
+}
+
+// TestMPICH builds this package's tests against MPICH (-tags mpi,mpich) and
+// runs the same job with mpiexec.mpich -n 2.
+func TestMPICH(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec.mpich")
+	if err != nil {
+		t.Skip("mpiexec.mpich not found: install mpich and libmpich-dev (scripts/deps.sh does) to test the MPICH build")
+	}
+	bin := os.Args[0]
+	if !isMPICH {
+		gobin, err := exec.LookPath("go")
+		if err != nil {
+			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+			if _, err := os.Stat(gobin); err != nil {
+				t.Skip("no go command on PATH to build the MPICH variant")
+			}
+		}
+		bin = filepath.Join(t.TempDir(), "mpich.test")
+		build := exec.Command(gobin, "test", "-tags", "mpi,mpich", "-c", "-o", bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go test -tags mpi,mpich -c: %v\n%s", err, out)
+		}
+	}
+	runJob(t, []string{mpiexec, "-n", "2", bin}, 2, testing.Short())
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestOpenMPIKilledRank kills rank 2 of 4 in the middle of a large
+// allreduce. MPI cannot report a lost peer to the survivors (see the
+// package doc); what the backend relies on instead is that Open MPI ends
+// the whole job at once, naming the rank, so that nothing hangs.
+func TestOpenMPIKilledRank(t *testing.T) {
+	if isMPICH {
+		t.Skip("this binary is built for MPICH (-tags mpich)")
+	}
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpirun, "-np", "4", os.Args[0])
+	cmd.Env = mpiEnv("WEFT_TEST_ROLE=fault")
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pid := 0
+	for deadline := time.Now().Add(time.Minute); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("ranks did not start:\n%s", out)
+		}
+		if strings.Count(out.String(), "READY ") < 4 {
+			continue
+		}
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "READY" && f[1] == "2" {
+				pid, _ = strconv.Atoi(f[2])
+			}
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // well inside the allreduce loop
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(out.String(), "rank 2") {
+			t.Errorf("mpirun: %v; want a failure naming rank 2:\n%s", err, tail([]byte(out.String()), 20))
+		}
+		t.Logf("the job ended %v after the kill", time.Since(killed).Round(time.Millisecond))
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the job still runs 30s after rank 2 was killed:\n%s", tail([]byte(out.String()), 20))
+	}
+}
+
+// TestOpenMPIAbortJob: AbortJob on one rank ends the whole job, releasing
+// the ranks blocked in MPI.
+func TestOpenMPIAbortJob(t *testing.T) {
+	if isMPICH {
+		t.Skip("this binary is built for MPICH (-tags mpich)")
+	}
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpirun, "-np", "3", os.Args[0])
+	cmd.Env = mpiEnv("WEFT_TEST_ROLE=abortjob")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 || strings.Contains(string(out), "RESULT") || ctx.Err() != nil {
+		t.Fatalf("mpirun: %v; want exit status 7 and no rank past the barrier:\n%s", err, tail(out, 20))
+	}
+	t.Logf("the job ended %v after it started", time.Since(start).Round(time.Millisecond))
+}
+
+// TestWrongLauncher runs this binary under the other MPI's launcher, where
+// each process would initialise as a world of one: New must refuse.
+func TestWrongLauncher(t *testing.T) {
+	launcher, want := []string{"mpiexec.mpich", "-n", "2"}, "linked against Open MPI"
+	if isMPICH {
+		launcher, want = []string{"mpirun", "-np", "2"}, "linked against MPICH"
+	}
+	path, err := exec.LookPath(launcher[0])
+	if err != nil {
+		t.Skipf("%s not found: install %s to check the launcher test", launcher[0], map[bool]string{true: "openmpi-bin", false: "mpich"}[isMPICH])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append(launcher[1:], os.Args[0])...)
+	cmd.Env = mpiEnv("WEFT_TEST_ROLE=conformance")
+	out, _ := cmd.CombinedOutput()
+	if n := strings.Count(string(out), "RESULT init-error"); n != 2 || !strings.Contains(string(out), want) {
+		t.Fatalf("%d of 2 ranks refused to start; want errors saying %q:\n%s", n, want, tail(out, 20))
+	}
+}

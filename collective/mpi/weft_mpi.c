@@ -1,0 +1,472 @@
+//go:build mpi
+
+#include "weft_mpi.h"
+
+#include <sched.h>
+#include <string.h>
+
+// No fused multiply-add: every float operation rounds on its own, as in Go
+// (cgo does not accept -ffp-contract=off as a flag).
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+// --- 16-bit floats and Weft's min and max ---------------------------------
+//
+// These are C transcriptions of internal/half and internal/reduce, and must
+// give the same bits (kernels_test.go checks them against the Go code).
+// They rely on IEEE 754 float32 arithmetic without contraction or excess
+// precision: contraction is off (below), and x86-64 and arm64 evaluate
+// float in float.
+
+static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint64_t d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+static inline double u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
+
+// half.F16ToF32: exact, NaNs come back quiet with their payload.
+static inline float f16_to_f32(uint16_t h) {
+	uint32_t x = ((uint32_t)(h & 0x7fff) << 13) + ((uint32_t)(127 - 15) << 23);
+	uint16_t e = h & 0x7c00;
+	if (e == 0x7c00) x += (uint32_t)(128 - 16) << 23;
+	if ((h & 0x7fff) > 0x7c00) x |= 1u << 22;
+	uint32_t sub = f2u((float)(h & 0x3ff) * (1.0f / (1 << 24)));
+	if (e == 0) x = sub;
+	return u2f(x | (uint32_t)(h & 0x8000) << 16);
+}
+
+// half.F32ToF16: round to nearest even.
+static inline uint16_t f32_to_f16(float f) {
+	const uint32_t rebias = 0xc8000000u; // (15-127)<<23 modulo 2^32
+	uint32_t x = f2u(f), a = x & 0x7fffffffu;
+	uint32_t r = (a + (rebias + 0xfff) + ((a >> 13) & 1)) >> 13;
+	if (r > 0x7c00) r = 0x7c00;
+	uint32_t s = f2u(u2f(a) + 0.5f);
+	if (a < ((uint32_t)(127 - 14) << 23)) r = s;
+	if (a > 0x7f800000u) r = ((a >> 13) - ((uint32_t)(255 - 31) << 10)) | 0x0200;
+	return (uint16_t)(r | ((x >> 16) & 0x8000));
+}
+
+static inline float bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
+
+// half.F32ToBF16: round to nearest even.
+static inline uint16_t f32_to_bf16(float f) {
+	uint32_t x = f2u(f);
+	uint16_t r = (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+	if ((x & 0x7fffffffu) > 0x7f800000u) r = (uint16_t)(x >> 16) | 0x0040;
+	return r;
+}
+
+// Min and max of 16-bit floats, as internal/reduce's minHalf and maxHalf:
+// compare sign-magnitude bits as ordered integers (-0 below +0), any NaN
+// gives the OR of both inputs with the quiet bit.
+static inline int16_t hkey(uint16_t h) {
+	int16_t s = (int16_t)h;
+	return (int16_t)(s ^ ((s >> 15) & 0x7fff));
+}
+
+static inline uint16_t hmin(uint16_t x, uint16_t y, uint16_t inf, uint16_t quiet) {
+	uint16_t r = hkey(x) < hkey(y) ? x : y;
+	uint16_t ax = x & 0x7fff, ay = y & 0x7fff;
+	if ((ax > ay ? ax : ay) > inf) r = x | y | quiet;
+	return r;
+}
+
+static inline uint16_t hmax(uint16_t x, uint16_t y, uint16_t inf, uint16_t quiet) {
+	uint16_t r = hkey(x) > hkey(y) ? x : y;
+	uint16_t ax = x & 0x7fff, ay = y & 0x7fff;
+	if ((ax > ay ? ax : ay) > inf) r = x | y | quiet;
+	return r;
+}
+
+// Min and max of float32 and float64 with Go's rules, symmetric bit for
+// bit: a NaN input gives a NaN (the OR of both inputs' bits, quiet), and
+// min(-0, +0) = -0, max(-0, +0) = +0 in either order. MPI_MIN and MPI_MAX
+// return whichever argument their comparison favours, so the signed zero
+// depends on the order and a NaN can vanish: they are not used for floats.
+static inline float fminw(float a, float b) {
+	if (a != a || b != b) return u2f(f2u(a) | f2u(b) | 0x00400000u);
+	if (a == b) return u2f(f2u(a) | f2u(b));
+	return a < b ? a : b;
+}
+
+static inline float fmaxw(float a, float b) {
+	if (a != a || b != b) return u2f(f2u(a) | f2u(b) | 0x00400000u);
+	if (a == b) return u2f(f2u(a) & f2u(b));
+	return a > b ? a : b;
+}
+
+static inline double dminw(double a, double b) {
+	if (a != a || b != b) return u2d(d2u(a) | d2u(b) | 0x0008000000000000ull);
+	if (a == b) return u2d(d2u(a) | d2u(b));
+	return a < b ? a : b;
+}
+
+static inline double dmaxw(double a, double b) {
+	if (a != a || b != b) return u2d(d2u(a) | d2u(b) | 0x0008000000000000ull);
+	if (a == b) return u2d(d2u(a) & d2u(b));
+	return a > b ? a : b;
+}
+
+#define F16_INF 0x7c00
+#define F16_QUIET 0x0200
+#define BF16_INF 0x7f80
+#define BF16_QUIET 0x0040
+
+// Kernels: inout[i] = in[i] op inout[i]. Buffers come from MPI (its own
+// temporaries, or the user's, aligned to the element as every typed Go
+// slice is); memcpy keeps the loads and stores legal for any alignment.
+#define KERNEL(name, T, expr)                                          \
+	static void name(const void *in, void *inout, int n) {             \
+		const unsigned char *p = in;                                    \
+		unsigned char *q = inout;                                       \
+		for (int i = 0; i < n; i++) {                                   \
+			T a, b, r;                                                  \
+			memcpy(&a, p + (size_t)i * sizeof(T), sizeof(T));           \
+			memcpy(&b, q + (size_t)i * sizeof(T), sizeof(T));           \
+			r = (expr);                                                 \
+			memcpy(q + (size_t)i * sizeof(T), &r, sizeof(T));           \
+		}                                                               \
+	}
+
+// Sums and products of 16-bit floats: widen, operate, round. A NaN input
+// gives the same NaN as min and max do, so that the result does not depend
+// on the order of the arguments even in its payload (the hardware keeps the
+// first NaN operand's).
+static inline uint16_t hsum(uint16_t a, uint16_t b, int bf) {
+	uint16_t inf = bf ? BF16_INF : F16_INF;
+	if ((a & 0x7fff) > inf || (b & 0x7fff) > inf) return a | b | (bf ? BF16_QUIET : F16_QUIET);
+	return bf ? f32_to_bf16(bf16_to_f32(a) + bf16_to_f32(b)) : f32_to_f16(f16_to_f32(a) + f16_to_f32(b));
+}
+
+static inline uint16_t hprod(uint16_t a, uint16_t b, int bf) {
+	uint16_t inf = bf ? BF16_INF : F16_INF;
+	if ((a & 0x7fff) > inf || (b & 0x7fff) > inf) return a | b | (bf ? BF16_QUIET : F16_QUIET);
+	return bf ? f32_to_bf16(bf16_to_f32(a) * bf16_to_f32(b)) : f32_to_f16(f16_to_f32(a) * f16_to_f32(b));
+}
+
+KERNEL(k_f16_sum, uint16_t, hsum(a, b, 0))
+KERNEL(k_f16_prod, uint16_t, hprod(a, b, 0))
+KERNEL(k_f16_min, uint16_t, hmin(a, b, F16_INF, F16_QUIET))
+KERNEL(k_f16_max, uint16_t, hmax(a, b, F16_INF, F16_QUIET))
+KERNEL(k_bf16_sum, uint16_t, hsum(a, b, 1))
+KERNEL(k_bf16_prod, uint16_t, hprod(a, b, 1))
+KERNEL(k_bf16_min, uint16_t, hmin(a, b, BF16_INF, BF16_QUIET))
+KERNEL(k_bf16_max, uint16_t, hmax(a, b, BF16_INF, BF16_QUIET))
+KERNEL(k_f32_min, float, fminw(a, b))
+KERNEL(k_f32_max, float, fmaxw(a, b))
+KERNEL(k_f64_min, double, dminw(a, b))
+KERNEL(k_f64_max, double, dmaxw(a, b))
+// MPICH 4.0.2 computes MPI_MIN and MPI_MAX of MPI_UINT8_T as if the bytes
+// were signed (min(212, 76) = 212), so uint8 has its own in every build.
+KERNEL(k_u8_min, uint8_t, a < b ? a : b)
+KERNEL(k_u8_max, uint8_t, a > b ? a : b)
+
+typedef void (*kernel_fn)(const void *in, void *inout, int n);
+
+// kernel returns the C kernel of (dt, op), or NULL where MPI's own
+// predefined operation gives Weft's bits.
+static kernel_fn kernel(int dt, int op) {
+	if (op == WEFT_AVG) op = WEFT_SUM;
+	switch (dt) {
+	case WEFT_F16:
+		switch (op) {
+		case WEFT_SUM: return k_f16_sum;
+		case WEFT_PROD: return k_f16_prod;
+		case WEFT_MIN: return k_f16_min;
+		case WEFT_MAX: return k_f16_max;
+		}
+		break;
+	case WEFT_BF16:
+		switch (op) {
+		case WEFT_SUM: return k_bf16_sum;
+		case WEFT_PROD: return k_bf16_prod;
+		case WEFT_MIN: return k_bf16_min;
+		case WEFT_MAX: return k_bf16_max;
+		}
+		break;
+	case WEFT_F32:
+		if (op == WEFT_MIN) return k_f32_min;
+		if (op == WEFT_MAX) return k_f32_max;
+		break;
+	case WEFT_F64:
+		if (op == WEFT_MIN) return k_f64_min;
+		if (op == WEFT_MAX) return k_f64_max;
+		break;
+	case WEFT_U8:
+		if (op == WEFT_MIN) return k_u8_min;
+		if (op == WEFT_MAX) return k_u8_max;
+		break;
+	}
+	return NULL;
+}
+
+int weft_kernel(int dt, int op, const void *in, void *inout, int n) {
+	kernel_fn k = kernel(dt, op);
+	if (k == NULL) return -1;
+	k(in, inout, n);
+	return 0;
+}
+
+// The MPI user functions, one per kernel (MPI passes no context).
+#define USER_FN(name, k) \
+	static void name(void *in, void *inout, int *len, MPI_Datatype *dt) { (void)dt; k(in, inout, *len); }
+
+USER_FN(u_f16_sum, k_f16_sum)
+USER_FN(u_f16_prod, k_f16_prod)
+USER_FN(u_f16_min, k_f16_min)
+USER_FN(u_f16_max, k_f16_max)
+USER_FN(u_bf16_sum, k_bf16_sum)
+USER_FN(u_bf16_prod, k_bf16_prod)
+USER_FN(u_bf16_min, k_bf16_min)
+USER_FN(u_bf16_max, k_bf16_max)
+USER_FN(u_f32_min, k_f32_min)
+USER_FN(u_f32_max, k_f32_max)
+USER_FN(u_f64_min, k_f64_min)
+USER_FN(u_f64_max, k_f64_max)
+USER_FN(u_u8_min, k_u8_min)
+USER_FN(u_u8_max, k_u8_max)
+
+static const struct {
+	int dt, op;
+	MPI_User_function *fn;
+} user_fns[] = {
+	{WEFT_F16, WEFT_SUM, u_f16_sum}, {WEFT_F16, WEFT_PROD, u_f16_prod},
+	{WEFT_F16, WEFT_MIN, u_f16_min}, {WEFT_F16, WEFT_MAX, u_f16_max},
+	{WEFT_BF16, WEFT_SUM, u_bf16_sum}, {WEFT_BF16, WEFT_PROD, u_bf16_prod},
+	{WEFT_BF16, WEFT_MIN, u_bf16_min}, {WEFT_BF16, WEFT_MAX, u_bf16_max},
+	{WEFT_F32, WEFT_MIN, u_f32_min}, {WEFT_F32, WEFT_MAX, u_f32_max},
+	{WEFT_F64, WEFT_MIN, u_f64_min}, {WEFT_F64, WEFT_MAX, u_f64_max},
+	{WEFT_U8, WEFT_MIN, u_u8_min}, {WEFT_U8, WEFT_MAX, u_u8_max},
+};
+
+#define NUSER (int)(sizeof user_fns / sizeof user_fns[0])
+
+// user_ops[i] is the MPI_Op of user_fns[i], created by weft_setup.
+static MPI_Op user_ops[NUSER];
+static int user_ops_made;
+
+// --- handles ---------------------------------------------------------------
+
+static MPI_Datatype dtype(int dt) {
+	switch (dt) {
+	case WEFT_F32: return MPI_FLOAT;
+	case WEFT_F64: return MPI_DOUBLE;
+	case WEFT_F16:
+	case WEFT_BF16: return MPI_UINT16_T; // moved as bits, reduced by user ops
+	case WEFT_I32: return MPI_INT32_T;
+	case WEFT_I64: return MPI_INT64_T;
+	case WEFT_U8: return MPI_UINT8_T;
+	}
+	return MPI_DATATYPE_NULL;
+}
+
+static MPI_Op redop(int dt, int op) {
+	if (op == WEFT_AVG) op = WEFT_SUM;
+	for (int i = 0; i < NUSER; i++) {
+		if (user_fns[i].dt == dt && user_fns[i].op == op) return user_ops[i];
+	}
+	switch (op) {
+	case WEFT_SUM: return MPI_SUM;
+	case WEFT_PROD: return MPI_PROD;
+	case WEFT_MIN: return MPI_MIN;
+	case WEFT_MAX: return MPI_MAX;
+	}
+	return MPI_OP_NULL;
+}
+
+static const void *sendbuf(const void *s, int inplace) { return inplace ? MPI_IN_PLACE : s; }
+
+// --- life cycle --------------------------------------------------------------
+
+int weft_initialized(int *flag) { return MPI_Initialized(flag); }
+int weft_finalized(int *flag) { return MPI_Finalized(flag); }
+int weft_query_thread(int *provided) { return MPI_Query_thread(provided); }
+int weft_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
+
+int weft_init(int *provided, int *own) {
+	int flag = 0, rc = MPI_Initialized(&flag);
+	if (rc != MPI_SUCCESS) return rc;
+	if (flag) {
+		*own = 0;
+		return MPI_Query_thread(provided);
+	}
+	*own = 1;
+	return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, provided);
+}
+
+int weft_setup(int own) {
+	if (own) {
+		// Errors of calls on no communicator of ours come here: MPICH
+		// raises MPI_Test's on MPI_COMM_WORLD, the standard says
+		// MPI_COMM_SELF for some. MPI is ours, so they may return too.
+		int rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+		if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+		if (rc != MPI_SUCCESS) return rc;
+	}
+	if (user_ops_made) return MPI_SUCCESS;
+	for (int i = 0; i < NUSER; i++) {
+		int rc = MPI_Op_create(user_fns[i].fn, 1, &user_ops[i]);
+		if (rc != MPI_SUCCESS) return rc;
+	}
+	user_ops_made = 1;
+	return MPI_SUCCESS;
+}
+
+int weft_finalize(int own) {
+	if (user_ops_made) {
+		for (int i = 0; i < NUSER; i++) MPI_Op_free(&user_ops[i]);
+		user_ops_made = 0;
+	}
+	return own ? MPI_Finalize() : MPI_SUCCESS;
+}
+
+void weft_library_version(char *buf, int *len) {
+	int n = 0;
+	if (MPI_Get_library_version(buf, &n) != MPI_SUCCESS) n = 0;
+	*len = n;
+}
+
+// --- communicators -------------------------------------------------------------
+
+MPI_Comm weft_comm_world(void) { return MPI_COMM_WORLD; }
+
+int weft_comm_dup(MPI_Comm c, MPI_Comm *out) {
+	int rc = MPI_Comm_dup(c, out);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+}
+
+int weft_comm_split(MPI_Comm c, int color, int key, MPI_Comm *out, int *isnull) {
+	int rc = MPI_Comm_split(c, color < 0 ? MPI_UNDEFINED : color, key, out);
+	if (rc != MPI_SUCCESS) return rc;
+	*isnull = *out == MPI_COMM_NULL;
+	if (*isnull) return MPI_SUCCESS;
+	return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+}
+
+int weft_comm_free(MPI_Comm *c) { return MPI_Comm_free(c); }
+
+int weft_comm_info(MPI_Comm c, int *rank, int *size, int *tagub) {
+	int rc = MPI_Comm_rank(c, rank);
+	if (rc == MPI_SUCCESS) rc = MPI_Comm_size(c, size);
+	if (rc != MPI_SUCCESS) return rc;
+	int *ub = NULL, flag = 0;
+	rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+	*tagub = (rc == MPI_SUCCESS && flag && ub != NULL) ? *ub : 32767; // 32767: the least the standard allows
+	return MPI_SUCCESS;
+}
+
+int weft_abort(MPI_Comm c, int code) { return MPI_Abort(c, code); }
+
+void weft_error_info(int code, char *buf, int *len, int *cls, int *kind) {
+	int n = 0;
+	if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS) n = 0;
+	*len = n;
+	if (MPI_Error_class(code, cls) != MPI_SUCCESS) *cls = code;
+	switch (*cls) {
+	case MPI_ERR_TRUNCATE:
+		*kind = WEFT_KIND_MISMATCH;
+		break;
+	case MPI_ERR_BUFFER:
+	case MPI_ERR_COUNT:
+	case MPI_ERR_TYPE:
+	case MPI_ERR_TAG:
+	case MPI_ERR_COMM:
+	case MPI_ERR_RANK:
+	case MPI_ERR_ROOT:
+	case MPI_ERR_OP:
+	case MPI_ERR_ARG:
+		*kind = WEFT_KIND_INVALID;
+		break;
+	default:
+		*kind = WEFT_KIND_OTHER;
+	}
+}
+
+// --- operations ----------------------------------------------------------------
+
+int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c, MPI_Request *req) {
+	if (req) return MPI_Iallreduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c, req);
+	return MPI_Allreduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c);
+}
+
+int weft_bcast(void *b, int n, int dt, int root, MPI_Comm c, MPI_Request *req) {
+	if (req) return MPI_Ibcast(b, n, dtype(dt), root, c, req);
+	return MPI_Bcast(b, n, dtype(dt), root, c);
+}
+
+int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inplace, MPI_Comm c, MPI_Request *req) {
+	if (req) return MPI_Ireduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), root, c, req);
+	return MPI_Reduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), root, c);
+}
+
+int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+	MPI_Datatype t = dtype(dt);
+	if (req) return MPI_Iallgather(sendbuf(s, inplace), n, t, r, n, t, c, req);
+	return MPI_Allgather(sendbuf(s, inplace), n, t, r, n, t, c);
+}
+
+int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+	MPI_Datatype t = dtype(dt);
+	if (req) return MPI_Iallgatherv(sendbuf(s, inplace), n, t, r, counts, displs, t, c, req);
+	return MPI_Allgatherv(sendbuf(s, inplace), n, t, r, counts, displs, t, c);
+}
+
+int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c, MPI_Request *req) {
+	if (req) return MPI_Ireduce_scatter_block(s, r, n, dtype(dt), redop(dt, op), c, req);
+	return MPI_Reduce_scatter_block(s, r, n, dtype(dt), redop(dt, op), c);
+}
+
+int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+	MPI_Datatype t = dtype(dt);
+	if (req) return MPI_Ialltoall(sendbuf(s, inplace), n, t, r, n, t, c, req);
+	return MPI_Alltoall(sendbuf(s, inplace), n, t, r, n, t, c);
+}
+
+int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+	MPI_Datatype t = dtype(dt);
+	if (req) return MPI_Ialltoallv(sendbuf(s, inplace), scounts, sdispls, t, r, rcounts, rdispls, t, c, req);
+	return MPI_Alltoallv(sendbuf(s, inplace), scounts, sdispls, t, r, rcounts, rdispls, t, c);
+}
+
+int weft_barrier(MPI_Comm c, MPI_Request *req) {
+	if (req) return MPI_Ibarrier(c, req);
+	return MPI_Barrier(c);
+}
+
+int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req) {
+	if (req) return MPI_Isend(b, n, dtype(dt), peer, tag, c, req);
+	return MPI_Send(b, n, dtype(dt), peer, tag, c);
+}
+
+static int received(MPI_Status *st, int dt) {
+	int n = 0;
+	if (MPI_Get_count(st, dtype(dt), &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return -1;
+	return n;
+}
+
+int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, int *count) {
+	if (req) return MPI_Irecv(b, n, dtype(dt), peer, tag, c, req);
+	MPI_Status st;
+	int rc = MPI_Recv(b, n, dtype(dt), peer, tag, c, &st);
+	if (rc == MPI_SUCCESS) *count = received(&st, dt);
+	return rc;
+}
+
+int weft_test(MPI_Request *req, int *done, int dt, int *count) {
+	MPI_Status st;
+	*done = 0;
+	int rc = MPI_Test(req, done, &st);
+	if (rc != MPI_SUCCESS) {
+		// Failed: done when MPI has released the request.
+		*done = *req == MPI_REQUEST_NULL;
+		return rc;
+	}
+	if (*done && dt > 0) *count = received(&st, dt);
+	return rc;
+}
+
+void weft_yield(void) { sched_yield(); }

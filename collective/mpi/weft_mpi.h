@@ -1,0 +1,97 @@
+// C side of package mpi: thin shims over the MPI library, and the reduction
+// kernels MPI does not have (16-bit floats; min and max with Weft's NaN and
+// signed-zero rules). Every symbol starts with weft_.
+//
+// MPI handles are macros over library globals (MPI_COMM_WORLD, MPI_FLOAT)
+// and their C types differ between implementations (MPI_Comm is a pointer in
+// Open MPI, an int in MPICH), so Go never names a handle constant: it passes
+// Weft's own type and operation numbers and the shims pick the handles.
+// Every function returns an MPI error code (MPI_SUCCESS is 0) unless it
+// says otherwise.
+#ifndef WEFT_MPI_H
+#define WEFT_MPI_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+// Element types, numbered as collective.DType.
+enum {
+	WEFT_F32 = 1,
+	WEFT_F64 = 2,
+	WEFT_F16 = 3,
+	WEFT_BF16 = 4,
+	WEFT_I32 = 5,
+	WEFT_I64 = 6,
+	WEFT_U8 = 7,
+	WEFT_NTYPES = 8
+};
+
+// Reductions, numbered as collective.Op. Avg is Sum here: Go divides after.
+enum {
+	WEFT_SUM = 0,
+	WEFT_PROD = 1,
+	WEFT_MIN = 2,
+	WEFT_MAX = 3,
+	WEFT_AVG = 4,
+	WEFT_NOPS = 5
+};
+
+// Life cycle. weft_init initialises MPI with MPI_THREAD_MULTIPLE unless it
+// already is (*own = 0 then) and reports the level granted; weft_setup
+// creates the user-defined operations (after either) and, when own, sets
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF; weft_finalize
+// frees the operations and, when own, finalises MPI.
+int weft_initialized(int *flag);
+int weft_finalized(int *flag);
+int weft_init(int *provided, int *own);
+int weft_query_thread(int *provided);
+int weft_thread_multiple(void);
+int weft_setup(int own);
+int weft_finalize(int own);
+void weft_library_version(char *buf, int *len);
+
+// Communicators. dup and split set MPI_ERRORS_RETURN on the result; split
+// takes a negative color for MPI_UNDEFINED and then sets *isnull.
+MPI_Comm weft_comm_world(void);
+int weft_comm_dup(MPI_Comm c, MPI_Comm *out);
+int weft_comm_split(MPI_Comm c, int color, int key, MPI_Comm *out, int *isnull);
+int weft_comm_free(MPI_Comm *c);
+int weft_comm_info(MPI_Comm c, int *rank, int *size, int *tagub);
+int weft_abort(MPI_Comm c, int code);
+
+// Errors: the text of an error code, and which Weft sentinel its class
+// maps to (WEFT_KIND_*).
+enum { WEFT_KIND_OTHER = 0, WEFT_KIND_INVALID = 1, WEFT_KIND_MISMATCH = 2 };
+void weft_error_info(int code, char *buf, int *len, int *cls, int *kind);
+
+// Operations. A NULL req makes the blocking call, else the MPI_I* form,
+// which stores its request in *req. inplace passes MPI_IN_PLACE as the
+// send buffer (then the send arguments are ignored).
+int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c, MPI_Request *req);
+int weft_bcast(void *b, int n, int dt, int root, MPI_Comm c, MPI_Request *req);
+int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inplace, MPI_Comm c, MPI_Request *req);
+int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req);
+int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c, MPI_Request *req);
+int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c, MPI_Request *req);
+int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req);
+int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c, MPI_Request *req);
+int weft_barrier(MPI_Comm c, MPI_Request *req);
+int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req);
+// weft_recv: blocking, it stores the elements received in *count
+// (MPI_Get_count; -1 for a partial element).
+int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, int *count);
+
+// weft_test is MPI_Test; when dt > 0 it also stores the elements received
+// in *count, as weft_recv does. On an error, *done says whether MPI has
+// released the request.
+int weft_test(MPI_Request *req, int *done, int dt, int *count);
+
+// weft_yield gives the CPU to another process (sched_yield).
+void weft_yield(void);
+
+// weft_kernel computes inout[i] = in[i] op inout[i] with the kernels the
+// user-defined operations run, for tests against Weft's Go kernels. It
+// returns 0, or -1 when (dt, op) has no kernel here (MPI's own applies).
+int weft_kernel(int dt, int op, const void *in, void *inout, int n);
+
+#endif
