@@ -20,9 +20,10 @@ deps:
 build:
 	$(GO) build $$(pkg-config --exists ompi-c 2>/dev/null && echo -tags mpi) -o bin/weft ./cmd/weft
 
-# The main job: NP ranks under mpirun, allreduce over the TCP transport.
+# The main job: NP ranks under mpirun, allreduce over Weft's own
+# transports (shared memory on one host, TCP between hosts).
 demo: deps build
-	mpirun -np $(NP) bin/weft bench allreduce -b 8 -e 64M -f 4
+	mpirun -np $(NP) -x WEFT_BACKEND=tcp bin/weft bench allreduce -b 8 -e 64M -f 4
 
 # Every test: unit tests, the conformance suite over goroutines with -race,
 # over shared memory and TCP under mpirun, in two network-namespace hosts,

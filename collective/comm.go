@@ -100,6 +100,8 @@ type Comm struct {
 
 	topoOnce sync.Once
 	topology *topology
+
+	launch *Launch // how Init found the world; nil for NewLocal and splits
 }
 
 var _ Communicator = (*Comm)(nil)
@@ -136,6 +138,10 @@ func (c *Comm) Size() int { return c.size }
 
 // Backend names the transport under the communicator ("inproc", "tcp").
 func (c *Comm) Backend() string { return c.ep.name }
+
+// Launch reports how Init found the launch (nil for NewLocal's
+// communicators and for splits).
+func (c *Comm) Launch() *Launch { return c.launch }
 
 // WorldRank maps a rank of c to its rank in the world communicator, the
 // numbering errors use.

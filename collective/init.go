@@ -101,7 +101,9 @@ func InitLaunch(ctx context.Context, opts ...Option) (*Comm, *Launch, error) {
 	if info.Size == 1 {
 		l.Rendezvous = "none"
 		l.LocalRanks, l.HostCPUs, l.PeerTransports = 1, hostCPUs(), []string{"self"}
-		return newWorld(newEndpoint(inproc.New(1)[0], cfg)), l, nil
+		c := newWorld(newEndpoint(inproc.New(1)[0], cfg))
+		c.launch = l
+		return c, l, nil
 	}
 	if cfg.timeout > 0 {
 		var cancel context.CancelFunc
@@ -112,6 +114,7 @@ func InitLaunch(ctx context.Context, opts ...Option) (*Comm, *Launch, error) {
 	if err != nil {
 		return nil, nil, initErr(info.Rank, err)
 	}
+	c.launch = l
 	return c, l, nil
 }
 

@@ -32,7 +32,7 @@ for np in "${nps[@]}"; do
   for rep in $(seq "$reps"); do
     # Each size alone, Weft then MPI, so that both see the same machine.
     for s in "${sizes[@]}"; do
-      mpirun -np "$np" bin/weft bench allreduce -b "$s" -e "$s" --csv |
+      mpirun -np "$np" -x WEFT_BACKEND=tcp -x WEFT_SHM=off bin/weft bench allreduce -b "$s" -e "$s" --csv |
         awk -F, -v np="$np" '$8=="out-of-place" {print "weft", np, $3, $9, $11, $12}' >>"$raw"
       mpirun --mca btl tcp,self -np "$np" bin/mpi_allreduce "$s" "$s" 2 |
         awk -F, -v np="$np" 'NR>1 {print "mpi", np, $3, $4, $6, 0}' >>"$raw"

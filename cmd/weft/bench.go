@@ -67,19 +67,21 @@ or in one process with --local N (goroutine ranks).`,
 				defer stop()
 				return runLocal(cmd.Context(), local, cfg, out, opts)
 			}
-			c, l, err := collective.InitLaunch(cmd.Context(), opts...)
+			c, err := collective.Open(cmd.Context(), opts...)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			fitProcs(l)
+			out.describe = describe(c)
+			if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+				fitProcs(wc.Launch())
+			}
 			stop, err := startProfile(cpuProfile, c.Rank())
 			if err != nil {
 				return err
 			}
 			defer stop()
 			out.print = c.Rank() == 0
-			out.describe = fmt.Sprintf("%d ranks (%s, %s, rendezvous %s)", c.Size(), l.Launcher, c.Backend(), l.Rendezvous)
 			return out.run(cmd.Context(), c)
 		},
 	}
@@ -100,6 +102,19 @@ or in one process with --local N (goroutine ranks).`,
 	f.IntVar(&local, "local", 0, "run N ranks as goroutines of this process instead of under a launcher")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to FILE.RANK")
 	return cmd
+}
+
+// describe says which backend and launch a communicator runs on.
+func describe(c collective.Communicator) string {
+	backend := "?"
+	if b, ok := c.(interface{ Backend() string }); ok {
+		backend = b.Backend()
+	}
+	if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+		l := wc.Launch()
+		return fmt.Sprintf("%d ranks (%s, %s, rendezvous %s)", c.Size(), l.Launcher, backend, l.Rendezvous)
+	}
+	return fmt.Sprintf("%d ranks (%s)", c.Size(), backend)
 }
 
 // fitProcs gives this rank its share of the host's CPUs when the host runs

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,18 +16,25 @@ func infoCmd() *cobra.Command {
 		Short: "Show how this rank was launched and check that every rank connects",
 		Long: `Detect the launcher, meet the other ranks and connect to every one of them,
 then print one line per rank (in rank order): launcher, rank, size, local
-rank, host, address and rendezvous. A quick check of a new launch setup.`,
+rank, host, address, backend, rendezvous, and the transport to each peer
+(self, shm or tcp). A quick check of a new launch setup.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			c, l, err := collective.InitLaunch(ctx)
+			c, err := collective.Open(ctx)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			line := fmt.Sprintf("rank %d/%d local %d launcher %s host %s addr %s rendezvous %s job %q",
-				c.Rank(), c.Size(), l.LocalRank, l.Launcher, l.Host, l.AdvertisedAddr, l.Rendezvous, l.JobID)
-			const width = 256
+			line := fmt.Sprintf("rank %d/%d %s", c.Rank(), c.Size(), describe(c))
+			if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+				l := wc.Launch()
+				host, _ := os.Hostname()
+				line = fmt.Sprintf("rank %d/%d local %d launcher %s host %s addr %s backend %s rendezvous %s job %q peers %s",
+					c.Rank(), c.Size(), l.LocalRank, l.Launcher, host, l.AdvertisedAddr, wc.Backend(), l.Rendezvous, l.JobID,
+					strings.Join(l.PeerTransports, ","))
+			}
+			const width = 512
 			mine := make([]byte, width)
 			copy(mine, line)
 			all := make([]byte, width*c.Size())
