@@ -861,6 +861,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 	}
 	defer setSpin(false)
 	setSpin(true)
+	spins := 0
 	for ep.failure() == nil {
 		select {
 		case <-s.done:
@@ -883,14 +884,16 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 		if ok {
 			continue
 		}
+		if ep.cfg.yield {
+			// More ranks than CPUs here: let the one we wait for run. A
+			// raw call, so that the runtime does not hand this goroutine's
+			// P to another thread while the call sleeps.
+			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		} else if spins++; spins%32 != 0 {
+			continue // look at the clock now and then only
+		}
 		now := time.Now()
 		if now.Before(spinEnd) {
-			if ep.cfg.yield {
-				// More ranks than CPUs here: let the one we wait for run.
-				// A raw call, so that the runtime does not hand this
-				// goroutine's P to another thread while the call sleeps.
-				syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
-			}
 			continue
 		}
 		select {

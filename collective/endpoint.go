@@ -71,16 +71,16 @@ type matchKey struct {
 
 // peer is the endpoint's state for one remote rank.
 type peer struct {
-	ep        *endpoint
-	rank      int
-	link      transport.Link
-	lastWrite atomic.Int64 // unix nanoseconds of the last frame written
+	ep    *endpoint
+	rank  int
+	link  transport.Link
+	wrote atomic.Bool // a frame went out since the heartbeat last looked
 
 	wmu    sync.Mutex // serialises writes
 	broken error      // a write failed mid-frame; guarded by wmu
 
-	rmu      sync.Mutex   // the read token: who holds it may read the link
-	lastRead atomic.Int64 // unix nanoseconds of the last frame read
+	rmu   sync.Mutex    // the read token: who holds it may read the link
+	reads atomic.Uint64 // frames read, ever: a silent peer leaves it still
 
 	mu     sync.Mutex
 	posted map[matchKey]*slot
@@ -137,8 +137,6 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 			continue
 		}
 		p := &peer{ep: ep, rank: r, link: tr.Link(r), posted: make(map[matchKey]*slot), unexp: make(map[matchKey]*early)}
-		p.lastWrite.Store(time.Now().UnixNano())
-		p.lastRead.Store(time.Now().UnixNano())
 		ep.peers[r] = p
 	}
 	for _, p := range ep.peers {
@@ -291,7 +289,7 @@ func (ep *endpoint) heartbeat() {
 		}
 		now := time.Now()
 		for _, p := range ep.peers {
-			if p == nil || now.UnixNano()-p.lastWrite.Load() < int64(iv) || !p.wmu.TryLock() {
+			if p == nil || p.wrote.Swap(false) || !p.wmu.TryLock() {
 				continue
 			}
 			if p.broken == nil {
@@ -301,7 +299,6 @@ func (ep *endpoint) heartbeat() {
 				}
 				p.link.SetWriteDeadline(time.Time{})
 			}
-			p.lastWrite.Store(now.UnixNano())
 			p.wmu.Unlock()
 		}
 	}
@@ -320,7 +317,7 @@ func (p *peer) write(h *wire.Header, payload []byte) error {
 		if err != nil {
 			p.broken = err
 		}
-		p.lastWrite.Store(time.Now().UnixNano())
+		p.wrote.Store(true)
 	}
 	p.wmu.Unlock()
 	if err == nil {
@@ -370,16 +367,16 @@ func (p *peer) pollLoop(pl transport.Poller) {
 	ep := p.ep
 	var h wire.Header
 	var deadline time.Time
+	seen := ^uint64(0)
 	for ep.failure() == nil {
-		if t := ep.cfg.timeout; t > 0 {
-			if d := time.Unix(0, p.lastRead.Load()).Add(t); !d.Equal(deadline) {
-				deadline = d
-				p.link.SetReadDeadline(d)
-			}
+		// The silence limit runs from the last frame anyone read.
+		if n := p.reads.Load(); n != seen && ep.cfg.timeout > 0 {
+			seen = n
+			deadline = time.Now().Add(ep.cfg.timeout)
+			p.link.SetReadDeadline(deadline)
 		}
 		if err := pl.WaitReadable(); err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) && ep.failure() == nil &&
-				time.Since(time.Unix(0, p.lastRead.Load())) < ep.cfg.timeout {
+			if errors.Is(err, os.ErrDeadlineExceeded) && ep.failure() == nil && p.reads.Load() != seen {
 				continue // someone else read a frame meanwhile
 			}
 			p.linkDown(err)
@@ -414,7 +411,7 @@ func (p *peer) drain(pl transport.Poller, h *wire.Header) error {
 // error only when the link itself failed.
 func (p *peer) handle(h *wire.Header) error {
 	ep := p.ep
-	p.lastRead.Store(time.Now().UnixNano())
+	p.reads.Add(1)
 	switch h.Kind {
 	case wire.KindGoodbye:
 		p.mu.Lock()

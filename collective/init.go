@@ -287,7 +287,7 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 	if err != nil {
 		return nil, err
 	}
-	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank)
+	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank, cfg.yield)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +307,7 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 // boot id) from TCP to shared memory, unless WEFT_SHM=off. Every pair sets
 // up at once: done one after another, three ranks could wait on each other
 // in a circle.
-func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int) (transport.Transport, []string, error) {
+func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int, yield bool) (transport.Transport, []string, error) {
 	kinds := make([]string, len(infos))
 	mode, err := paramShm.get()
 	if err != nil {
@@ -338,7 +338,7 @@ func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, ran
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: int(ring)})
+			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: int(ring), Yield: yield})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -101,6 +101,7 @@ type Link struct {
 	whdr       [wire.HeaderSize]byte
 	left       int  // payload bytes of the current frame not read yet
 	spinning   bool // the reader (token holder) said it spins
+	yield      bool // give the CPU away while spinning (Config.Yield)
 	peerGone   atomic.Bool
 	closeOnce  sync.Once
 	localClose atomic.Bool
@@ -126,6 +127,9 @@ type Config struct {
 	// RingBytes is the size of each direction's ring, a power of two
 	// (0: DefaultRing).
 	RingBytes int
+	// Yield makes spinning waits give the CPU away (sched_yield): set it
+	// when the host runs more ranks than it has CPUs.
+	Yield bool
 }
 
 // Open builds the pair over cfg.Conn: the creator makes and maps the
@@ -186,7 +190,7 @@ func Open(ctx context.Context, cfg Config) (*Link, error) {
 	half := ctlSize / 2
 	r0 := newRing(mem[64:half], mem[ctlSize:ctlSize+rb])
 	r1 := newRing(mem[half:ctlSize], mem[ctlSize+rb:ctlSize+2*rb])
-	l := &Link{mem: mem, conn: cfg.Conn}
+	l := &Link{mem: mem, conn: cfg.Conn, yield: cfg.Yield}
 	if cfg.Creator {
 		l.out, l.in = r0, r1
 	} else {
@@ -384,6 +388,17 @@ func (l *Link) avail() uint64 {
 // we closed, or dl passes.
 func (l *Link) waitData(dl *time.Time, holder bool) error {
 	r := l.in
+	// The rest of a frame is usually a copy away: look again for a while
+	// before paying for a sleep and a wake-up.
+	for i := 0; i < waitSpins && l.avail() == 0; i++ {
+		if l.yield {
+			// More ranks than CPUs: the writer may need this one.
+			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		if i%64 == 63 && (l.peerGone.Load() || l.localClose.Load()) {
+			break
+		}
+	}
 	for l.avail() == 0 {
 		if l.localClose.Load() {
 			return transport.ErrClosed
@@ -478,11 +493,7 @@ func (l *Link) put(p []byte, atomicSet bool) error {
 		off := h & r.mask
 		k := copy(r.data[off:], p[:n])
 		copy(r.data, p[k:n])
-		atomic.StoreUint64(r.head, h+uint64(n))
-		if atomic.LoadUint32(r.rSleep) != 0 && atomic.LoadUint32(r.rSpin) == 0 {
-			atomic.AddUint32(r.dataSeq, 1)
-			futex(r.dataSeq, futexWake, 1<<30, nil)
-		}
+		l.publish(h + uint64(n))
 		p = p[n:]
 	}
 	return nil
@@ -524,10 +535,35 @@ func (l *Link) waitSpace(need uint64, whole bool) error {
 func (l *Link) WriteFrame(h *wire.Header, payload []byte) error {
 	h.Len = uint32(len(payload))
 	h.Encode(l.whdr[:])
+	// A frame that fits in the free space goes out with one publication,
+	// so the reader never finds a header whose payload is still coming.
+	r := l.out
+	hd := atomic.LoadUint64(r.head)
+	if free := uint64(len(r.data)) - (hd - atomic.LoadUint64(r.tail)); free >= uint64(wire.HeaderSize+len(payload)) {
+		off := hd & r.mask
+		k := copy(r.data[off:], l.whdr[:])
+		copy(r.data, l.whdr[k:])
+		off = (hd + wire.HeaderSize) & r.mask
+		k = copy(r.data[off:], payload)
+		copy(r.data, payload[k:])
+		l.publish(hd + uint64(wire.HeaderSize+len(payload)))
+		return nil
+	}
 	if err := l.put(l.whdr[:], true); err != nil {
 		return err
 	}
 	return l.put(payload, false)
+}
+
+// publish makes the out ring's bytes up to head visible and wakes a
+// reader that sleeps (unless one spins).
+func (l *Link) publish(head uint64) {
+	r := l.out
+	atomic.StoreUint64(r.head, head)
+	if atomic.LoadUint32(r.rSleep) != 0 && atomic.LoadUint32(r.rSpin) == 0 {
+		atomic.AddUint32(r.dataSeq, 1)
+		futex(r.dataSeq, futexWake, 1<<30, nil)
+	}
 }
 
 func (l *Link) ReadHeader(h *wire.Header) error {
@@ -648,6 +684,10 @@ func (l *Link) WaitReadable() error {
 	}
 	return l.waitData(&l.readDL, false)
 }
+
+// waitSpins is how many times a reader looks at the ring before sleeping
+// (a few microseconds).
+const waitSpins = 4000
 
 // lazyWait is how long the background reader polls before it sleeps.
 const lazyWait = time.Millisecond
