@@ -19,7 +19,32 @@ static int iters_for(long bytes) {
 	return n;
 }
 
+/* "copy BYTES": the memory bound, without MPI: a memcpy of BYTES between
+ * buffers touched once, printed as "BYTES time_us GB/s" counting the bytes
+ * read and written. */
+static int copy_bound(long b) {
+	char *s = malloc(b), *d = malloc(b);
+	if (!s || !d) return 3;
+	memset(s, 1, b);
+	memset(d, 0, b);
+	int iters = iters_for(b);
+	for (int i = 0; i < 2; i++) memcpy(d, s, b);
+	double t0 = MPI_Wtime();
+	for (int i = 0; i < iters; i++) { memcpy(d, s, b); s[i % b] ^= d[(i * 7) % b]; }
+	double sec = (MPI_Wtime() - t0) / iters;
+	printf("%ld %.3f %.4f\n", b, sec * 1e6, 2.0 * b / 1e9 / sec);
+	free(s);
+	free(d);
+	return 0;
+}
+
 int main(int argc, char **argv) {
+	if (argc == 3 && strcmp(argv[1], "copy") == 0) {
+		MPI_Init(&argc, &argv);
+		int rc = copy_bound(atol(argv[2]));
+		MPI_Finalize();
+		return rc;
+	}
 	MPI_Init(&argc, &argv);
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
