@@ -185,20 +185,20 @@ func freePort(t *testing.T) int {
 func startJob(t *testing.T, n int, role string, extra ...string) *job {
 	t.Helper()
 	port := freePort(t)
-	j := &job{}
+	j := newJob(t)
 	for r := range n {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE="+role, "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
 			"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT="+strconv.Itoa(port), "WEFT_JOB_TOKEN=test-"+t.Name())
-		cmd.Env = append(cmd.Env, extra...)
-		out := &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		j.cmds = append(j.cmds, cmd)
-		j.outs = append(j.outs, out)
+		j.start(t, cmd, extra)
 	}
+	return j
+}
+
+// newJob returns an empty job whose processes are killed when the test
+// ends.
+func newJob(t *testing.T) *job {
+	j := &job{}
 	t.Cleanup(func() {
 		for _, c := range j.cmds {
 			c.Process.Kill()
@@ -206,6 +206,19 @@ func startJob(t *testing.T, n int, role string, extra ...string) *job {
 		}
 	})
 	return j
+}
+
+// start starts one rank with extra variables, capturing its output.
+func (j *job) start(t *testing.T, cmd *exec.Cmd, extra []string) {
+	t.Helper()
+	cmd.Env = append(cmd.Env, extra...)
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	j.cmds = append(j.cmds, cmd)
+	j.outs = append(j.outs, out)
 }
 
 // waitFor waits until rank r printed s, or fails the test.
@@ -388,28 +401,15 @@ func makeHosts(t *testing.T, n int) *netns {
 func startHosts(t *testing.T, ns *netns, ranksPerHost int, role string, extra ...string) *job {
 	t.Helper()
 	n := len(ns.names) * ranksPerHost
-	j := &job{}
+	j := newJob(t)
 	for r := range n {
 		h := r / ranksPerHost
 		cmd := exec.Command("ip", "netns", "exec", ns.names[h], "unshare", "--uts", "sh", "-c",
 			fmt.Sprintf(`hostname weft-test-host%d && exec "$0"`, h), os.Args[0])
 		cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE="+role, "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
 			"WEFT_MASTER_ADDR="+ns.addrs[0], "WEFT_MASTER_PORT=29511", "WEFT_JOB_TOKEN=netns-"+t.Name(), "WEFT_TEST_SHORT=1")
-		cmd.Env = append(cmd.Env, extra...)
-		out := &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		j.cmds = append(j.cmds, cmd)
-		j.outs = append(j.outs, out)
+		j.start(t, cmd, extra)
 	}
-	t.Cleanup(func() {
-		for _, c := range j.cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
-	})
 	return j
 }
 

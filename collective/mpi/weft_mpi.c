@@ -1,6 +1,7 @@
 //go:build mpi
 
 #include "weft_mpi.h"
+#include "weft_scalar.h"
 
 #include <sched.h>
 #include <string.h>
@@ -15,71 +16,20 @@
 
 // --- 16-bit floats and Weft's min and max ---------------------------------
 //
-// These are C transcriptions of internal/half and internal/reduce, and must
-// give the same bits (kernels_test.go checks them against the Go code).
+// They must give the bits of internal/half and internal/reduce
+// (kernels_test.go checks them against the Go code).
 // They rely on IEEE 754 float32 arithmetic without contraction or excess
 // precision: contraction is off (below), and x86-64 and arm64 evaluate
 // float in float.
 
-static inline uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static inline uint64_t d2u(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
-static inline double u2d(uint64_t u) { double f; memcpy(&f, &u, 8); return f; }
-
-// half.F16ToF32: exact, NaNs come back quiet with their payload.
-static inline float f16_to_f32(uint16_t h) {
-	uint32_t x = ((uint32_t)(h & 0x7fff) << 13) + ((uint32_t)(127 - 15) << 23);
-	uint16_t e = h & 0x7c00;
-	if (e == 0x7c00) x += (uint32_t)(128 - 16) << 23;
-	if ((h & 0x7fff) > 0x7c00) x |= 1u << 22;
-	uint32_t sub = f2u((float)(h & 0x3ff) * (1.0f / (1 << 24)));
-	if (e == 0) x = sub;
-	return u2f(x | (uint32_t)(h & 0x8000) << 16);
-}
-
-// half.F32ToF16: round to nearest even.
-static inline uint16_t f32_to_f16(float f) {
-	const uint32_t rebias = 0xc8000000u; // (15-127)<<23 modulo 2^32
-	uint32_t x = f2u(f), a = x & 0x7fffffffu;
-	uint32_t r = (a + (rebias + 0xfff) + ((a >> 13) & 1)) >> 13;
-	if (r > 0x7c00) r = 0x7c00;
-	uint32_t s = f2u(u2f(a) + 0.5f);
-	if (a < ((uint32_t)(127 - 14) << 23)) r = s;
-	if (a > 0x7f800000u) r = ((a >> 13) - ((uint32_t)(255 - 31) << 10)) | 0x0200;
-	return (uint16_t)(r | ((x >> 16) & 0x8000));
-}
-
-static inline float bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
-
-// half.F32ToBF16: round to nearest even.
-static inline uint16_t f32_to_bf16(float f) {
-	uint32_t x = f2u(f);
-	uint16_t r = (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-	if ((x & 0x7fffffffu) > 0x7f800000u) r = (uint16_t)(x >> 16) | 0x0040;
-	return r;
-}
-
-// Min and max of 16-bit floats, as internal/reduce's minHalf and maxHalf:
-// compare sign-magnitude bits as ordered integers (-0 below +0), any NaN
-// gives the OR of both inputs with the quiet bit.
-static inline int16_t hkey(uint16_t h) {
-	int16_t s = (int16_t)h;
-	return (int16_t)(s ^ ((s >> 15) & 0x7fff));
-}
-
-static inline uint16_t hmin(uint16_t x, uint16_t y, uint16_t inf, uint16_t quiet) {
-	uint16_t r = hkey(x) < hkey(y) ? x : y;
-	uint16_t ax = x & 0x7fff, ay = y & 0x7fff;
-	if ((ax > ay ? ax : ay) > inf) r = x | y | quiet;
-	return r;
-}
-
-static inline uint16_t hmax(uint16_t x, uint16_t y, uint16_t inf, uint16_t quiet) {
-	uint16_t r = hkey(x) > hkey(y) ? x : y;
-	uint16_t ax = x & 0x7fff, ay = y & 0x7fff;
-	if ((ax > ay ? ax : ay) > inf) r = x | y | quiet;
-	return r;
-}
+// The 16-bit conversions and min/max are the ones of csrc (transcriptions
+// of internal/half and internal/reduce), shared so they cannot drift apart.
+static inline uint32_t f2u(float f) { return f32_bits(f); }
+static inline float u2f(uint32_t u) { return f32_from(u); }
+static inline uint64_t d2u(double f) { return f64_bits(f); }
+static inline double u2d(uint64_t u) { return f64_from(u); }
+#define hmin half_min
+#define hmax half_max
 
 // Min and max of float32 and float64 with Go's rules, symmetric bit for
 // bit: a NaN input gives a NaN (the OR of both inputs' bits, quiet), and
