@@ -101,7 +101,8 @@ type Comm struct {
 	topoOnce sync.Once
 	topology *topology
 
-	launch *Launch // how Init found the world; nil for NewLocal and splits
+	launch    *Launch     // how Init found the world; nil for NewLocal and splits
+	waitTimer *time.Timer // owned by the operation running
 }
 
 var _ Communicator = (*Comm)(nil)
@@ -169,6 +170,9 @@ type request struct {
 	slot *slot // IRecv: completes with the slot
 	done chan struct{}
 	err  error
+
+	x   exec  // the running operation (kept here: one allocation per call)
+	cur curOp // what the communicator runs while this executes
 }
 
 func (r *request) finish(err error) {
@@ -289,13 +293,14 @@ func (c *Comm) execute(ctx context.Context, r *request) {
 		r.finish(c.opError(r.d.op, f))
 		return
 	}
-	c.cur.Store(&curOp{seq: r.seq, d: r.d})
+	r.cur = curOp{seq: r.seq, d: r.d}
+	c.cur.Store(&r.cur)
 	if f := c.ep.scanEarly(c, r.seq, r.d); f != nil {
 		r.finish(c.opError(r.d.op, f))
 		return
 	}
-	x := &exec{c: c, ctx: ctx, seq: r.seq, d: r.d, chunk: c.ep.cfg.chunk}
-	r.finish(c.opError(r.d.op, r.alg.run(x, r.a)))
+	r.x = exec{c: c, ctx: ctx, seq: r.seq, d: r.d, chunk: c.ep.cfg.chunk}
+	r.finish(c.opError(r.d.op, r.alg.run(&r.x, r.a)))
 }
 
 // scanEarly checks frames that arrived before the operation started.
@@ -743,6 +748,7 @@ type exec struct {
 	seq   uint64
 	d     desc
 	chunk int
+	h     wire.Header // the header of the frame being sent
 }
 
 func (x *exec) header(tag uint32, msgLen int) wire.Header {
@@ -757,12 +763,13 @@ func (x *exec) send(to int, tag uint32, b []byte) error {
 }
 
 func (x *exec) sendMsg(p *peer, key matchKey, b []byte) error {
-	h := x.header(key.tag, len(b))
+	h := &x.h
+	*h = x.header(key.tag, len(b))
 	h.Seq = key.seq
 	for off := 0; ; {
 		n := min(len(b)-off, x.chunk)
 		h.Off, h.Len = uint64(off), uint32(n)
-		if err := p.write(&h, b[off:off+n]); err != nil {
+		if err := p.write(h, b[off:off+n]); err != nil {
 			return err
 		}
 		off += n
@@ -803,7 +810,14 @@ func (x *exec) wait(s *slot) error {
 	timeout := x.c.ep.cfg.timeout
 	var t *time.Timer
 	if timeout > 0 {
-		t = time.NewTimer(timeout)
+		// One timer per communicator, reused: operations of a
+		// communicator run one at a time.
+		if x.c.waitTimer == nil {
+			x.c.waitTimer = time.NewTimer(timeout)
+		} else {
+			x.c.waitTimer.Reset(timeout)
+		}
+		t = x.c.waitTimer
 		defer t.Stop()
 		tc = t.C
 	}

@@ -103,7 +103,8 @@ type slot struct {
 	// A reducing receive: buf = local op message, element by element, as
 	// the frames arrive, without landing the message anywhere first.
 	local []byte
-	first bool // compute message op local (the canonical order of a pair)
+	first bool    // compute message op local (the canonical order of a pair)
+	red   reducer // reused for each frame (frames of one message land one at a time)
 }
 
 // early holds the frames of a message that arrived before its receive.
@@ -574,8 +575,9 @@ func (p *peer) readReduce(s *slot, h *wire.Header) error {
 
 func (s *slot) reducer(off uint64, n int) *reducer {
 	dt := reduce.Type(s.d.dtype)
-	return &reducer{t: dt, op: reduce.Op(s.d.redop), es: dt.Size(), first: s.first,
+	s.red = reducer{t: dt, op: reduce.Op(s.d.redop), es: dt.Size(), first: s.first,
 		dst: s.buf[off : off+uint64(n)], local: s.local[off : off+uint64(n)]}
+	return &s.red
 }
 
 // reducer applies dst = local op message to a message that arrives in

@@ -332,6 +332,7 @@ func TestMismatch(t *testing.T) {
 // them. It skips the test, saying why, where the machine
 // refuses namespaces.
 type netns struct {
+	ip    string
 	names []string
 	addrs []string
 }
@@ -341,13 +342,17 @@ func makeHosts(t *testing.T, n int) *netns {
 	if os.Getuid() != 0 {
 		t.Skip("network namespaces need root")
 	}
+	ipCmd := "ip"
 	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("ip (iproute2) not found: scripts/deps.sh installs it")
+		ipCmd = "/usr/sbin/ip" // root's tools, when sbin is not on PATH
+		if _, err := os.Stat(ipCmd); err != nil {
+			t.Skip("ip (iproute2) not found: scripts/deps.sh installs it")
+		}
 	}
 	id := os.Getpid() % 100000
-	ns := &netns{}
+	ns := &netns{ip: ipCmd}
 	run := func(args ...string) error {
-		out, err := exec.Command("ip", args...).CombinedOutput()
+		out, err := exec.Command(ipCmd, args...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
@@ -355,7 +360,7 @@ func makeHosts(t *testing.T, n int) *netns {
 	}
 	t.Cleanup(func() {
 		for _, name := range ns.names {
-			exec.Command("ip", "netns", "del", name).Run()
+			exec.Command(ipCmd, "netns", "del", name).Run()
 		}
 	})
 	subnet := fmt.Sprintf("10.%d.%d", 200+id%50, id%250)
@@ -404,7 +409,7 @@ func startHosts(t *testing.T, ns *netns, ranksPerHost int, role string, extra ..
 	j := newJob(t)
 	for r := range n {
 		h := r / ranksPerHost
-		cmd := exec.Command("ip", "netns", "exec", ns.names[h], "unshare", "--uts", "sh", "-c",
+		cmd := exec.Command(ns.ip, "netns", "exec", ns.names[h], "unshare", "--uts", "sh", "-c",
 			fmt.Sprintf(`hostname weft-test-host%d && exec "$0"`, h), os.Args[0])
 		cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE="+role, "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
 			"WEFT_MASTER_ADDR="+ns.addrs[0], "WEFT_MASTER_PORT=29511", "WEFT_JOB_TOKEN=netns-"+t.Name(), "WEFT_TEST_SHORT=1")

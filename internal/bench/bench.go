@@ -221,12 +221,10 @@ func measureOne(ctx context.Context, c collective.Communicator, cfg *Config, buf
 	op := operation(c, cfg, bufs, b, inPlace)
 	iters := cfg.iters(b)
 	// Small sizes run many iterations; give them a proportionate warm-up.
-	// The first size gets a whole untimed round: processes that have just
-	// started run slower for a while (measured: 8-byte allreduce at 10 us
-	// in the first round, 6 us after).
+	// The first size gets a longer untimed round (firstWarmup).
 	warm := max(cfg.Warmup, iters/20)
 	if first {
-		warm = max(warm, iters)
+		warm = max(warm, iters, firstWarmup(b))
 	}
 	for range warm {
 		if err := op(ctx); err != nil {
@@ -260,6 +258,14 @@ func measureOne(ctx context.Context, c collective.Communicator, cfg *Config, buf
 		run.Wrong = w
 	}
 	return run, nil
+}
+
+// firstWarmup is the first size's untimed iterations: at least about 50 ms
+// worth at 1 GB/s plus 10 us an operation, because fresh processes run slow
+// for their first milliseconds (measured: 8-byte allreduce over shared
+// memory 4-5 us in the first 5 ms, 1.9 us after).
+func firstWarmup(bytes int64) int {
+	return int(5e7 / float64(bytes+10000))
 }
 
 // combine merges the ranks' times as nccl-tests' -a does.

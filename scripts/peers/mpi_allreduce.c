@@ -67,9 +67,12 @@ int main(int argc, char **argv) {
 		int count = (int)(b / 4);
 		int iters = iters_for(b);
 		/* The same warm-up as weft bench: at least 2 and a twentieth of
-		 * the timed iterations, and a whole round for the first size. */
+		 * the timed iterations, and a longer round for the first size. */
 		int warm = iters / 20 > 2 ? iters / 20 : 2;
-		if (b == minb) warm = iters;
+		if (b == minb) {
+			int first = (int)(5e7 / (double)(b + 10000));
+			warm = iters > first ? iters : first;
+		}
 		for (int i = 0; i < warm; i++)
 			MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Barrier(MPI_COMM_WORLD);

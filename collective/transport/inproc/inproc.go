@@ -86,9 +86,10 @@ type link struct {
 	cur      *frame
 	wf       frame // reused: one write in flight per direction
 
-	mu           sync.Mutex
-	rdl, wdl     time.Time
-	rwake, wwake chan struct{} // closed and replaced when a deadline changes
+	mu             sync.Mutex
+	rdl, wdl       time.Time
+	rwake, wwake   chan struct{} // closed and replaced when a deadline changes
+	rtimer, wtimer *time.Timer   // reused by deadline
 }
 
 func newPair() (*link, *link) {
@@ -113,11 +114,24 @@ func (l *link) deadline(read bool) (<-chan time.Time, <-chan struct{}, func()) {
 	}
 	l.mu.Unlock()
 	if d.IsZero() {
-		return nil, wake, func() {}
+		return nil, wake, noop
 	}
-	t := time.NewTimer(time.Until(d))
-	return t.C, wake, func() { t.Stop() }
+	// One timer per direction, reused: reads and writes each run on one
+	// goroutine at a time.
+	t := &l.wtimer
+	if read {
+		t = &l.rtimer
+	}
+	if *t == nil {
+		*t = time.NewTimer(time.Until(d))
+	} else {
+		(*t).Reset(time.Until(d))
+	}
+	tm := *t
+	return tm.C, wake, func() { tm.Stop() }
 }
+
+func noop() {}
 
 func (l *link) WriteFrame(h *wire.Header, payload []byte) error {
 	f := &l.wf
