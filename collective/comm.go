@@ -96,7 +96,8 @@ type Comm struct {
 	closed  bool
 
 	cur     atomic.Pointer[curOp]
-	scratch [2][]byte // owned by the operation running
+	spare   atomic.Pointer[request] // a blocking call's request, for reuse
+	scratch [2][]byte               // owned by the operation running
 
 	topoOnce sync.Once
 	topology *topology
@@ -168,19 +169,38 @@ type request struct {
 	a    *args
 	alg  *algorithm
 	slot *slot // IRecv: completes with the slot
+	// done is closed by finish; nil for a blocking call run on the
+	// caller's goroutine, which is finished when issue returns.
 	done chan struct{}
 	err  error
 
-	x   exec  // the running operation (kept here: one allocation per call)
-	cur curOp // what the communicator runs while this executes
+	x      exec // the running operation (kept here: one allocation per call)
+	av     args // a points here for collectives
+	pooled bool // a blocking call's request: recycled by wait
 }
 
 func (r *request) finish(err error) {
 	r.err = err
-	close(r.done)
+	if r.done != nil {
+		close(r.done)
+	}
+}
+
+// wait is Wait for the blocking calls: the request is the communicator's
+// to reuse afterwards, so a tight loop of blocking calls allocates none.
+func (r *request) wait(ctx context.Context) error {
+	err := r.Wait(ctx)
+	if r.pooled {
+		r.av, r.a, r.x = args{}, nil, exec{}
+		r.c.spare.Store(r)
+	}
+	return err
 }
 
 func (r *request) Wait(ctx context.Context) error {
+	if r.done == nil {
+		return r.err
+	}
 	select {
 	case <-r.done:
 		return r.err
@@ -197,6 +217,9 @@ func (r *request) Wait(ctx context.Context) error {
 }
 
 func (r *request) Test() (bool, error) {
+	if r.done == nil {
+		return true, r.err
+	}
 	select {
 	case <-r.done:
 		return true, r.err
@@ -238,10 +261,21 @@ func (c *Comm) invalid(op opKind, format string, a ...any) *request {
 // issue queues a collective. Operations of one communicator run one at a
 // time, in issue order; a blocking call on an idle communicator runs on the
 // caller's goroutine (no hand-off on the latency path).
-func (c *Comm) issue(ctx context.Context, d desc, a *args, blocking bool) *request {
-	alg := c.ep.pick(d.op, c, a)
-	d.algo = alg.id
-	r := &request{c: c, d: d, a: a, alg: alg, done: make(chan struct{})}
+func (c *Comm) issue(ctx context.Context, d desc, a args, blocking bool) *request {
+	var r *request
+	if blocking {
+		r = c.spare.Swap(nil)
+	}
+	if r == nil {
+		r = &request{}
+	} else {
+		*r = request{}
+	}
+	r.c, r.av, r.pooled = c, a, blocking
+	r.a = &r.av
+	r.alg = c.ep.pick(d.op, c, r.a)
+	d.algo = r.alg.id
+	r.d = d
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -253,7 +287,7 @@ func (c *Comm) issue(ctx context.Context, d desc, a *args, blocking bool) *reque
 	if blocking && !c.running {
 		c.running = true
 		c.mu.Unlock()
-		c.execute(ctx, r)
+		c.execute(ctx, r) // finishes r: it needs no channel
 		c.mu.Lock()
 		if len(c.queue) > 0 {
 			go c.drain()
@@ -264,6 +298,7 @@ func (c *Comm) issue(ctx context.Context, d desc, a *args, blocking bool) *reque
 		c.mu.Unlock()
 		return r
 	}
+	r.done = make(chan struct{})
 	c.queue = append(c.queue, r)
 	if !c.running {
 		c.running = true
@@ -293,8 +328,8 @@ func (c *Comm) execute(ctx context.Context, r *request) {
 		r.finish(c.opError(r.d.op, f))
 		return
 	}
-	r.cur = curOp{seq: r.seq, d: r.d}
-	c.cur.Store(&r.cur)
+	// A fresh curOp: readers of c.cur may still hold the last one.
+	c.cur.Store(&curOp{seq: r.seq, d: r.d})
 	if f := c.ep.scanEarly(c, r.seq, r.d); f != nil {
 		r.finish(c.opError(r.d.op, f))
 		return
@@ -370,12 +405,12 @@ func (c *Comm) iallreduce(ctx context.Context, send, recv Buffer, op Op, blockin
 	if r := c.checkOp(op, send.dt, opAllReduce); r != nil {
 		return r
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, op: op, count: send.Len()}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, op: op, count: send.Len()}
 	return c.issue(ctx, desc{op: opAllReduce, dtype: send.dt, redop: op, count: uint64(a.count)}, a, blocking)
 }
 
 func (c *Comm) AllReduce(ctx context.Context, send, recv Buffer, op Op) error {
-	return c.iallreduce(ctx, send, recv, op, true).Wait(ctx)
+	return c.iallreduce(ctx, send, recv, op, true).wait(ctx)
 }
 
 func (c *Comm) IAllReduce(send, recv Buffer, op Op) Request {
@@ -389,12 +424,12 @@ func (c *Comm) ibroadcast(ctx context.Context, buf Buffer, root int, blocking bo
 	if r := c.checkRoot(root, opBroadcast); r != nil {
 		return r
 	}
-	a := &args{send: buf.b, recv: buf.b, dt: buf.dt, root: root, count: buf.Len()}
+	a := args{send: buf.b, recv: buf.b, dt: buf.dt, root: root, count: buf.Len()}
 	return c.issue(ctx, desc{op: opBroadcast, dtype: buf.dt, root: int32(root), count: uint64(a.count)}, a, blocking)
 }
 
 func (c *Comm) Broadcast(ctx context.Context, buf Buffer, root int) error {
-	return c.ibroadcast(ctx, buf, root, true).Wait(ctx)
+	return c.ibroadcast(ctx, buf, root, true).wait(ctx)
 }
 
 func (c *Comm) IBroadcast(buf Buffer, root int) Request {
@@ -415,12 +450,12 @@ func (c *Comm) ireduce(ctx context.Context, send, recv Buffer, op Op, root int, 
 	if r := c.checkOp(op, send.dt, opReduce); r != nil {
 		return r
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, op: op, root: root, count: send.Len()}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, op: op, root: root, count: send.Len()}
 	return c.issue(ctx, desc{op: opReduce, dtype: send.dt, redop: op, root: int32(root), count: uint64(a.count)}, a, blocking)
 }
 
 func (c *Comm) Reduce(ctx context.Context, send, recv Buffer, op Op, root int) error {
-	return c.ireduce(ctx, send, recv, op, root, true).Wait(ctx)
+	return c.ireduce(ctx, send, recv, op, root, true).wait(ctx)
 }
 
 func (c *Comm) IReduce(send, recv Buffer, op Op, root int) Request {
@@ -431,12 +466,12 @@ func (c *Comm) iallgather(ctx context.Context, send, recv Buffer, blocking bool)
 	if r := c.checkPair(opAllGather, send, recv, send.Len()*c.size); r != nil {
 		return r
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, count: send.Len()}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, count: send.Len()}
 	return c.issue(ctx, desc{op: opAllGather, dtype: send.dt, count: uint64(a.count)}, a, blocking)
 }
 
 func (c *Comm) AllGather(ctx context.Context, send, recv Buffer) error {
-	return c.iallgather(ctx, send, recv, true).Wait(ctx)
+	return c.iallgather(ctx, send, recv, true).wait(ctx)
 }
 
 func (c *Comm) IAllGather(send, recv Buffer) Request {
@@ -468,12 +503,12 @@ func (c *Comm) iallgatherv(ctx context.Context, send, recv Buffer, counts []int,
 	if r := c.checkPair(opAllGatherV, send, recv, total); r != nil {
 		return r
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, counts: append([]int(nil), counts...), count: total}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, counts: append([]int(nil), counts...), count: total}
 	return c.issue(ctx, desc{op: opAllGatherV, dtype: send.dt, count: uint64(total)}, a, blocking)
 }
 
 func (c *Comm) AllGatherV(ctx context.Context, send, recv Buffer, counts []int) error {
-	return c.iallgatherv(ctx, send, recv, counts, true).Wait(ctx)
+	return c.iallgatherv(ctx, send, recv, counts, true).wait(ctx)
 }
 
 func (c *Comm) IAllGatherV(send, recv Buffer, counts []int) Request {
@@ -490,12 +525,12 @@ func (c *Comm) ireducescatter(ctx context.Context, send, recv Buffer, op Op, blo
 	if r := c.checkOp(op, send.dt, opReduceScatter); r != nil {
 		return r
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, op: op, count: recv.Len()}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, op: op, count: recv.Len()}
 	return c.issue(ctx, desc{op: opReduceScatter, dtype: send.dt, redop: op, count: uint64(a.count)}, a, blocking)
 }
 
 func (c *Comm) ReduceScatter(ctx context.Context, send, recv Buffer, op Op) error {
-	return c.ireducescatter(ctx, send, recv, op, true).Wait(ctx)
+	return c.ireducescatter(ctx, send, recv, op, true).wait(ctx)
 }
 
 func (c *Comm) IReduceScatter(send, recv Buffer, op Op) Request {
@@ -509,12 +544,12 @@ func (c *Comm) ialltoall(ctx context.Context, send, recv Buffer, blocking bool) 
 	if r := c.checkPair(opAllToAll, send, recv, send.Len()); r != nil {
 		return r
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, count: send.Len() / c.size}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, count: send.Len() / c.size}
 	return c.issue(ctx, desc{op: opAllToAll, dtype: send.dt, count: uint64(a.count)}, a, blocking)
 }
 
 func (c *Comm) AllToAll(ctx context.Context, send, recv Buffer) error {
-	return c.ialltoall(ctx, send, recv, true).Wait(ctx)
+	return c.ialltoall(ctx, send, recv, true).wait(ctx)
 }
 
 func (c *Comm) IAllToAll(send, recv Buffer) Request {
@@ -539,12 +574,12 @@ func (c *Comm) ialltoallv(ctx context.Context, send Buffer, sc []int, recv Buffe
 	if sc[c.rank] != rc[c.rank] {
 		return c.invalid(opAllToAllV, "sendCounts[%d] = %d but recvCounts[%d] = %d", c.rank, sc[c.rank], c.rank, rc[c.rank])
 	}
-	a := &args{send: send.b, recv: recv.b, dt: send.dt, counts: append([]int(nil), sc...), rcounts: append([]int(nil), rc...)}
+	a := args{send: send.b, recv: recv.b, dt: send.dt, counts: append([]int(nil), sc...), rcounts: append([]int(nil), rc...)}
 	return c.issue(ctx, desc{op: opAllToAllV, dtype: send.dt}, a, blocking)
 }
 
 func (c *Comm) AllToAllV(ctx context.Context, send Buffer, sendCounts []int, recv Buffer, recvCounts []int) error {
-	return c.ialltoallv(ctx, send, sendCounts, recv, recvCounts, true).Wait(ctx)
+	return c.ialltoallv(ctx, send, sendCounts, recv, recvCounts, true).wait(ctx)
 }
 
 func (c *Comm) IAllToAllV(send Buffer, sendCounts []int, recv Buffer, recvCounts []int) Request {
@@ -552,11 +587,11 @@ func (c *Comm) IAllToAllV(send Buffer, sendCounts []int, recv Buffer, recvCounts
 }
 
 func (c *Comm) Barrier(ctx context.Context) error {
-	return c.issue(ctx, desc{op: opBarrier}, &args{}, true).Wait(ctx)
+	return c.issue(ctx, desc{op: opBarrier}, args{}, true).wait(ctx)
 }
 
 func (c *Comm) IBarrier() Request {
-	return c.issue(context.Background(), desc{op: opBarrier}, &args{}, false)
+	return c.issue(context.Background(), desc{op: opBarrier}, args{}, false)
 }
 
 // --- point to point --------------------------------------------------------
@@ -658,7 +693,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (Communicator, error) 
 	}
 	mine := []int64{int64(color), int64(key)}
 	all := make([]int64, 2*c.size)
-	a := &args{send: Buf(mine).b, recv: Buf(all).b, dt: Int64, count: 2}
+	a := args{send: Buf(mine).b, recv: Buf(all).b, dt: Int64, count: 2}
 	r := c.issue(ctx, desc{op: opSplit, dtype: Int64, count: 2}, a, true)
 	if err := r.Wait(ctx); err != nil {
 		return nil, err
@@ -806,6 +841,11 @@ func (x *exec) wait(s *slot) error {
 			return err
 		}
 	}
+	select { // the polling wait usually finished it
+	case <-s.done:
+		return s.result()
+	default:
+	}
 	var tc <-chan time.Time
 	timeout := x.c.ep.cfg.timeout
 	var t *time.Timer
@@ -856,7 +896,7 @@ func (x *exec) wait(s *slot) error {
 func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 	p := s.p
 	ep := p.ep
-	var h wire.Header
+	h := &p.hdr // ours: we hold the read token
 	start := time.Now()
 	pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
 	spinEnd := start.Add(ep.cfg.spin)
@@ -881,15 +921,15 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 		case <-s.done:
 			// Leave no whole frame in the link's buffer: the background
 			// reader only wakes for bytes on the socket.
-			if err := p.drain(pl, &h); err != nil {
+			if err := p.drain(pl, h); err != nil {
 				p.linkDown(err)
 			}
 			return nil
 		default:
 		}
-		ok, err := pl.TryReadHeader(&h)
+		ok, err := pl.TryReadHeader(h)
 		if err == nil && ok {
-			err = p.handle(&h)
+			err = p.handle(h)
 		}
 		if err != nil {
 			p.linkDown(err)

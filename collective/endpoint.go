@@ -80,6 +80,7 @@ type peer struct {
 	broken error      // a write failed mid-frame; guarded by wmu
 
 	rmu   sync.Mutex    // the read token: who holds it may read the link
+	hdr   wire.Header   // the token holder's header (a polling wait's)
 	reads atomic.Uint64 // frames read, ever: a silent peer leaves it still
 
 	mu     sync.Mutex

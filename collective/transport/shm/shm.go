@@ -95,12 +95,20 @@ func newRing(ctl []byte, data []byte) *ring {
 // Link is one rank's end of a shared-memory pair. It implements
 // transport.Link and transport.Poller.
 type Link struct {
-	mem        []byte
-	in, out    *ring // in: the peer writes, we read; out: the reverse
-	conn       net.Conn
-	whdr       [wire.HeaderSize]byte
-	left       int  // payload bytes of the current frame not read yet
-	spinning   bool // the reader (token holder) said it spins
+	mem      []byte
+	in, out  *ring // in: the peer writes, we read; out: the reverse
+	conn     net.Conn
+	whdr     [wire.HeaderSize]byte
+	left     int  // payload bytes of the current frame not read yet
+	spinning bool // the reader (token holder) said it spins
+	// linger: the token holder stopped spinning but left its count in
+	// rSpin, so that the next operation's spin costs the writer no cache
+	// miss; whoever goes to sleep on the ring first takes it out (unspin).
+	linger atomic.Bool
+	// tailSeen is the out ring's tail as the writer last read it: free
+	// space is at least what it implies, so the writer reads the reader's
+	// cache line only when that is not enough.
+	tailSeen   uint64
 	yield      bool // give the CPU away while spinning (Config.Yield)
 	peerGone   atomic.Bool
 	closeOnce  sync.Once
@@ -419,6 +427,7 @@ func (l *Link) waitData(dl *time.Time, holder bool) error {
 		}
 		seen := atomic.LoadUint32(r.dataSeq)
 		err := sleep(r.dataSeq, r.rSleep, seen, func() bool {
+			l.unlinger() // after our rSleep count, before the futex
 			return l.avail() > 0 || l.peerGone.Load() || l.localClose.Load() || atomic.LoadUint32(r.closed) != 0
 		}, d)
 		if spun {
@@ -479,10 +488,9 @@ func (l *Link) discard(n int, dl *time.Time) error {
 // set) is published only whole, so a reader never sees half of one.
 func (l *Link) put(p []byte, atomicSet bool) error {
 	r := l.out
-	size := uint64(len(r.data))
 	for len(p) > 0 {
 		h := atomic.LoadUint64(r.head)
-		free := size - (h - atomic.LoadUint64(r.tail))
+		free := l.free(h, uint64(len(p)))
 		if free == 0 || atomicSet && free < uint64(len(p)) {
 			if err := l.waitSpace(uint64(len(p)), atomicSet); err != nil {
 				return err
@@ -497,6 +505,17 @@ func (l *Link) put(p []byte, atomicSet bool) error {
 		p = p[n:]
 	}
 	return nil
+}
+
+// free is the out ring's free space with head hd, re-reading the
+// reader's tail only when the last one seen leaves less than need.
+func (l *Link) free(hd, need uint64) uint64 {
+	size := uint64(len(l.out.data))
+	if f := size - (hd - l.tailSeen); f >= need {
+		return f
+	}
+	l.tailSeen = atomic.LoadUint64(l.out.tail)
+	return size - (hd - l.tailSeen)
 }
 
 func (l *Link) waitSpace(need uint64, whole bool) error {
@@ -539,7 +558,7 @@ func (l *Link) WriteFrame(h *wire.Header, payload []byte) error {
 	// so the reader never finds a header whose payload is still coming.
 	r := l.out
 	hd := atomic.LoadUint64(r.head)
-	if free := uint64(len(r.data)) - (hd - atomic.LoadUint64(r.tail)); free >= uint64(wire.HeaderSize+len(payload)) {
+	if need := uint64(wire.HeaderSize + len(payload)); l.free(hd, need) >= need {
 		off := hd & r.mask
 		k := copy(r.data[off:], l.whdr[:])
 		copy(r.data, l.whdr[k:])
@@ -652,13 +671,35 @@ func (l *Link) TryReadHeader(h *wire.Header) (bool, error) {
 // Spinning tells writers that a reader spins on the ring and needs no
 // wake-up. When the last spinner stops with bytes in the ring, it wakes a
 // sleeping reader itself: a writer may have skipped the wake-up meanwhile.
+//
+// Stopping lingers: the count stays while nobody sleeps on the ring, so
+// that back-to-back operations do not write a line the writer reads on
+// every frame. A reader about to sleep takes a lingering count out first
+// (sleep's ready check calls unlinger), and one that already sleeps when
+// the spinner stops makes the stop real. The two orders are covered
+// because each side writes its flag before it reads the other's.
 func (l *Link) Spinning(on bool) {
 	r := l.in
 	l.spinning = on
 	if on {
-		atomic.AddUint32(r.rSpin, 1)
+		if !l.linger.Swap(false) {
+			atomic.AddUint32(r.rSpin, 1)
+		}
 		return
 	}
+	l.linger.Store(true)
+	if atomic.LoadUint32(r.rSleep) != 0 {
+		l.unlinger()
+	}
+}
+
+// unlinger takes a lingering spin count out of the ring, waking a
+// sleeping reader if bytes wait and nobody else spins.
+func (l *Link) unlinger() {
+	if !l.linger.Swap(false) {
+		return
+	}
+	r := l.in
 	if atomic.AddUint32(r.rSpin, ^uint32(0)) == 0 && l.avail() > 0 && atomic.LoadUint32(r.rSleep) != 0 {
 		atomic.AddUint32(r.dataSeq, 1)
 		futex(r.dataSeq, futexWake, 1<<30, nil)

@@ -20,7 +20,7 @@ import (
 
 // pair opens both ends over a loopback TCP connection, with the segment in
 // a private directory.
-func pair(t *testing.T, ring int) (*Link, *Link) {
+func pair(t testing.TB, ring int) (*Link, *Link) {
 	t.Helper()
 	Dir = t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,0 +1,106 @@
+//go:build linux
+
+package collective
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/collective/transport/shm"
+)
+
+// pairTransport is a two-rank transport over one shared-memory link.
+type pairTransport struct {
+	rank int
+	link *shm.Link
+}
+
+func (p *pairTransport) Name() string { return "shm" }
+func (p *pairTransport) Rank() int    { return p.rank }
+func (p *pairTransport) Size() int    { return 2 }
+func (p *pairTransport) Link(peer int) transport.Link {
+	if peer == p.rank {
+		return nil
+	}
+	return p.link
+}
+func (p *pairTransport) Close() error { return p.link.Close() }
+
+// shmPair returns two communicators joined by a shared-memory link, for
+// looking at the engine's per-operation cost in one process.
+func shmPair(b *testing.B) [2]*Comm {
+	shm.Dir = b.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	var links [2]*shm.Link
+	var errs [2]error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := ln.Accept()
+		if err != nil {
+			errs[1] = err
+			return
+		}
+		links[1], errs[1] = shm.Open(context.Background(), shm.Config{Conn: c, RingBytes: 1 << 20})
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	links[0], errs[0] = shm.Open(context.Background(), shm.Config{Conn: c, Creator: true, RingBytes: 1 << 20})
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		b.Fatal(errs)
+	}
+	o, _ := buildOptions(nil)
+	cfg, err := o.config()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.spin, cfg.yield = o.spinFor(2)
+	var out [2]*Comm
+	for r := range out {
+		out[r] = newWorld(newEndpoint(&pairTransport{rank: r, link: links[r]}, cfg))
+	}
+	b.Cleanup(func() { out[0].Close(); out[1].Close() })
+	return out
+}
+
+// BenchmarkAllReduceShm8B is the small-message latency of the engine over
+// one shared-memory pair, both ranks in this process on their own threads.
+func BenchmarkAllReduceShm8B(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs two CPUs")
+	}
+	cs := shmPair(b)
+	ctx := context.Background()
+	run := func(c *Comm, n int) error {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		in, out := []float32{1, 2}, make([]float32, 2)
+		for i := 0; i < n; i++ {
+			if err := c.AllReduce(ctx, Buf(in), Buf(out), Sum); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	done := make(chan error, 1)
+	b.ResetTimer()
+	go func() { done <- run(cs[1], b.N) }()
+	if err := run(cs[0], b.N); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
