@@ -1,0 +1,1049 @@
+package hdf5io
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+)
+
+// FormatVersion is the layout version WriteGraph writes and the newest one
+// the readers accept (docs/FORMAT.md, "Versioning").
+const FormatVersion = 1
+
+// Names of the layout's objects and root attributes (docs/FORMAT.md).
+const (
+	AttrFormatVersion = "format_version"
+	AttrNumNodes      = "num_nodes"
+	AttrNumEdges      = "num_edges"
+	AttrDirected      = "directed"
+	AttrNumParts      = "num_parts"
+
+	DatasetIndptr  = "/graph/indptr"
+	DatasetIndices = "/graph/indices"
+	DatasetFeat    = "/node/feat"
+	DatasetLabel   = "/node/label"
+	DatasetOrigID  = "/node/orig_id"
+	DatasetGraphID = "/node/graph_id"
+	GroupSplit     = "/split"
+	GroupPartition = "/partition"
+)
+
+// Limits the readers enforce before they allocate, so a damaged or hostile
+// file gives an error instead of an enormous allocation.
+const (
+	MaxNodes   = int64(1) << 40 // num_nodes
+	MaxEdges   = int64(1) << 44 // num_edges
+	MaxFeatDim = 1 << 24        // columns of /node/feat
+	// A dataset may not claim more than maxInflate times the file's size
+	// (deflate cannot compress beyond ~1032:1) plus slackBytes.
+	maxInflate = 1100
+	slackBytes = int64(64) << 20
+)
+
+// SplitNames are the standard split names (docs/FORMAT.md).
+var SplitNames = []string{"train", "valid", "test"}
+
+// Graph is a graph dataset in memory, one field per part of the layout.
+type Graph struct {
+	NumNodes  int64
+	Directed  bool
+	Indptr    []int64 // /graph/indptr, len NumNodes+1
+	Indices32 []int32 // exactly one of Indices32/Indices64 is non-nil
+	Indices64 []int64
+	Feat      []float32 // /node/feat, NumNodes*FeatDim row-major, nil if absent
+	FeatDim   int
+	Label     []int64 // /node/label, nil if absent
+	OrigID    []int64 // /node/orig_id, nil if absent
+	// GraphID is the graph each node belongs to when the file holds a
+	// set of small graphs as one disjoint union (graph classification:
+	// CSL); /node/graph_id, nil if absent.
+	GraphID []int64
+	// Splits maps a split name ("train", "valid", "test") to node ids;
+	// nil or empty if the file has none.
+	Splits map[string][]int64
+	// Partitions maps a partition name to its assignment; nil or empty if
+	// the file has none.
+	Partitions map[string]Partition
+}
+
+// Partition assigns every node to one of NumParts parts.
+type Partition struct {
+	Assign   []int32 // /partition/<name>/assign, len NumNodes, values in [0, NumParts)
+	NumParts int
+	Metrics  map[string]float64 // float64 attributes of /partition/<name> (edge_cut, comm_volume, ...)
+}
+
+// NumEdges is len(Indices32) or len(Indices64).
+func (g *Graph) NumEdges() int64 {
+	if g.Indices32 != nil {
+		return int64(len(g.Indices32))
+	}
+	return int64(len(g.Indices64))
+}
+
+// IndexType is the type /graph/indices gets: Int32 when NumNodes <=
+// math.MaxInt32, else Int64.
+func IndexType(numNodes int64) Type {
+	if numNodes <= math.MaxInt32 {
+		return Int32
+	}
+	return Int64
+}
+
+// Validate checks g against the layout's rules and reports the first
+// violation, naming the dataset and the element's index. The error wraps
+// ErrInvalid.
+func (g *Graph) Validate() error {
+	return g.check(ErrInvalid)
+}
+
+func bad(kind error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", kind, fmt.Sprintf(format, args...))
+}
+
+func (g *Graph) check(kind error) error {
+	n := g.NumNodes
+	if n < 0 || n > MaxNodes {
+		return bad(kind, "%s = %d not in [0, %d]", AttrNumNodes, n, MaxNodes)
+	}
+	if (g.Indices32 == nil) == (g.Indices64 == nil) {
+		return bad(kind, "%s: exactly one of Indices32 and Indices64 must be non-nil", DatasetIndices)
+	}
+	if g.Indices32 != nil && n-1 > math.MaxInt32 {
+		return bad(kind, "%s: int32 indices cannot hold %d nodes", DatasetIndices, n)
+	}
+	e := g.NumEdges()
+	if int64(len(g.Indptr)) != n+1 {
+		return bad(kind, "%s has %d values, want num_nodes+1 = %d", DatasetIndptr, len(g.Indptr), n+1)
+	}
+	if err := checkIndptr(kind, g.Indptr, n, e, 0); err != nil {
+		return err
+	}
+	var err error
+	if g.Indices32 != nil {
+		err = checkIDs(kind, DatasetIndices, g.Indices32, n, 0)
+	} else {
+		err = checkIDs(kind, DatasetIndices, g.Indices64, n, 0)
+	}
+	if err != nil {
+		return err
+	}
+	if g.Feat != nil || g.FeatDim != 0 {
+		if g.Feat == nil || g.FeatDim < 1 || g.FeatDim > MaxFeatDim {
+			return bad(kind, "%s: FeatDim = %d with %s features (want FeatDim in [1, %d] and Feat non-nil)", DatasetFeat, g.FeatDim, nilOr(g.Feat == nil), MaxFeatDim)
+		}
+		if int64(len(g.Feat)) != n*int64(g.FeatDim) {
+			return bad(kind, "%s has %d values, want num_nodes %d x %d", DatasetFeat, len(g.Feat), n, g.FeatDim)
+		}
+		if err := checkFinite(kind, g.Feat, g.FeatDim, 0); err != nil {
+			return err
+		}
+	}
+	if g.Label != nil && int64(len(g.Label)) != n {
+		return bad(kind, "%s has %d values, want num_nodes = %d", DatasetLabel, len(g.Label), n)
+	}
+	if g.OrigID != nil && int64(len(g.OrigID)) != n {
+		return bad(kind, "%s has %d values, want num_nodes = %d", DatasetOrigID, len(g.OrigID), n)
+	}
+	if g.GraphID != nil && int64(len(g.GraphID)) != n {
+		return bad(kind, "%s has %d values, want num_nodes = %d", DatasetGraphID, len(g.GraphID), n)
+	}
+	for i, id := range g.GraphID {
+		if id < 0 {
+			return bad(kind, "%s[%d] = %d is negative", DatasetGraphID, i, id)
+		}
+	}
+	for _, name := range sortedKeys(g.Splits) {
+		if err := checkLinkName(kind, GroupSplit, name); err != nil {
+			return err
+		}
+		if err := checkIDs(kind, GroupSplit+"/"+name, g.Splits[name], n, 0); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(g.Partitions) {
+		if err := g.Partitions[name].check(kind, name, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nilOr(isNil bool) string {
+	if isNil {
+		return "nil"
+	}
+	return "non-nil"
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func checkLinkName(kind error, group, name string) error {
+	if name == "" || name == "." || strings.ContainsAny(name, "/\x00") {
+		return bad(kind, "%s: name %q (want a non-empty name without '/')", group, name)
+	}
+	return nil
+}
+
+func (p Partition) check(kind error, name string, n int64) error {
+	if err := checkLinkName(kind, GroupPartition, name); err != nil {
+		return err
+	}
+	obj := GroupPartition + "/" + name
+	if p.NumParts < 1 || int64(p.NumParts) > math.MaxInt32 {
+		return bad(kind, "%s: %s = %d (want >= 1)", obj, AttrNumParts, p.NumParts)
+	}
+	if int64(len(p.Assign)) != n {
+		return bad(kind, "%s/assign has %d values, want num_nodes = %d", obj, len(p.Assign), n)
+	}
+	for i, a := range p.Assign {
+		if a < 0 || int(a) >= p.NumParts {
+			return bad(kind, "%s/assign[%d] = %d not in [0, %d)", obj, i, a, p.NumParts)
+		}
+	}
+	for _, k := range sortedKeys(p.Metrics) {
+		if k == AttrNumParts || k == "" || strings.ContainsRune(k, 0) {
+			return bad(kind, "%s: metric name %q is reserved or empty", obj, k)
+		}
+	}
+	return nil
+}
+
+// checkIndptr checks ptr = indptr[base : base+len(ptr)] of a CSR with n
+// nodes and e edges: non-decreasing, inside [0, e], starting at 0 when
+// base is 0 and ending at e when it reaches node n.
+func checkIndptr(kind error, ptr []int64, n, e, base int64) error {
+	if len(ptr) == 0 {
+		return bad(kind, "%s: empty", DatasetIndptr)
+	}
+	if base == 0 && ptr[0] != 0 {
+		return bad(kind, "%s[0] = %d, want 0", DatasetIndptr, ptr[0])
+	}
+	if ptr[0] < 0 || ptr[0] > e {
+		return bad(kind, "%s[%d] = %d not in [0, num_edges = %d]", DatasetIndptr, base, ptr[0], e)
+	}
+	for i := 1; i < len(ptr); i++ {
+		if ptr[i] < ptr[i-1] {
+			return bad(kind, "%s[%d] = %d < %s[%d] = %d (must be non-decreasing)", DatasetIndptr, base+int64(i), ptr[i], DatasetIndptr, base+int64(i)-1, ptr[i-1])
+		}
+	}
+	last, li := ptr[len(ptr)-1], base+int64(len(ptr))-1
+	if li == n && last != e {
+		return bad(kind, "%s[%d] = %d, want num_edges = %d", DatasetIndptr, li, last, e)
+	}
+	if last > e {
+		return bad(kind, "%s[%d] = %d > num_edges = %d", DatasetIndptr, li, last, e)
+	}
+	return nil
+}
+
+func checkIDs[T int32 | int64](kind error, name string, ids []T, n, base int64) error {
+	for i, v := range ids {
+		if int64(v) < 0 || int64(v) >= n {
+			return bad(kind, "%s[%d] = %d not in [0, %d)", name, base+int64(i), v, n)
+		}
+	}
+	return nil
+}
+
+func checkFinite(kind error, feat []float32, dim int, baseRow int64) error {
+	for i, v := range feat {
+		// Exponent all ones: NaN or ±Inf.
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return bad(kind, "%s[%d][%d] = %v (must be finite)", DatasetFeat, baseRow+int64(i/dim), i%dim, v)
+		}
+	}
+	return nil
+}
+
+// WriteOptions tunes WriteGraph. The zero value writes compressed
+// (shuffle + deflate level 1) 1 MiB chunks and reports no progress.
+type WriteOptions struct {
+	// Level is the deflate level of the chunked datasets: 0 means the
+	// default, 1 (fastest; ids and features shrink 2-4x), -1 turns
+	// compression off, 2..9 trade write speed for size.
+	Level int
+	// ChunkBytes is the uncompressed size of a chunk; 0 means 1 MiB.
+	// Chunks hold whole rows; a reader of a row range reads the chunks it
+	// touches.
+	ChunkBytes int
+	// Progress, if non-nil, is called after each slab with the bytes
+	// written so far and the total, from the goroutine that called
+	// WriteGraph. Long conversions use it for a progress bar.
+	Progress func(done, total int64)
+}
+
+func (o WriteOptions) level() int {
+	switch {
+	case o.Level < 0:
+		return 0
+	case o.Level == 0:
+		return 1
+	}
+	return min(o.Level, 9)
+}
+
+func (o WriteOptions) dataset(t Type, width int64) DatasetOptions {
+	cb := int64(o.ChunkBytes)
+	if cb <= 0 {
+		cb = 1 << 20
+	}
+	rows := max(cb/(width*int64(t.Size())), 1)
+	return DatasetOptions{ChunkRows: rows, Deflate: o.level()}
+}
+
+// slabBytes is how much WriteGraph hands libhdf5 per call (progress and
+// lock granularity).
+const slabBytes = 16 << 20
+
+type writer struct {
+	f           *File
+	opt         WriteOptions
+	done, total int64
+}
+
+func writeData[T Elem](w *writer, name string, data []T, width int64) error {
+	t := TypeOf[T]()
+	rows := int64(len(data)) / width
+	cols := int64(0)
+	if name == DatasetFeat {
+		cols = width
+	}
+	dopt := w.opt.dataset(t, width)
+	if err := w.f.CreateDataset(name, t, rows, cols, dopt); err != nil {
+		return err
+	}
+	// Whole chunks per slab, so no chunk is compressed twice.
+	step := max(slabBytes/(width*int64(t.Size()))/dopt.ChunkRows, 1) * dopt.ChunkRows
+	for r := int64(0); r < rows; r += step {
+		end := min(r+step, rows)
+		var err error
+		if dopt.Deflate > 0 && littleEndian {
+			err = writeChunks(w.f, name, r, data[r*width:end*width], width, min(dopt.ChunkRows, rows), dopt.Deflate)
+		} else {
+			err = WriteRows(w.f, name, r, data[r*width:end*width])
+		}
+		if err != nil {
+			return err
+		}
+		w.done += (end - r) * width * int64(t.Size())
+		if w.opt.Progress != nil {
+			w.opt.Progress(w.done, w.total)
+		}
+	}
+	return nil
+}
+
+// WriteGraph validates g (see Validate) and writes it to path in the
+// layout of docs/FORMAT.md, creating or truncating the file. It blocks
+// until the file is closed. On failure it removes the file it was writing.
+//
+// WriteGraph writes to path itself. To replace a file atomically, write to
+// a temporary name in the same directory and os.Rename it afterwards.
+func WriteGraph(path string, g *Graph, opt WriteOptions) (err error) {
+	if g == nil {
+		return &Error{Op: "write", File: path, Err: bad(ErrInvalid, "nil graph")}
+	}
+	if err := g.Validate(); err != nil {
+		return &Error{Op: "write", File: path, Err: err}
+	}
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	w := &writer{f: f, opt: opt}
+	w.total = 8*int64(len(g.Indptr)) + 4*int64(len(g.Indices32)) + 8*int64(len(g.Indices64)) +
+		4*int64(len(g.Feat)) + 8*int64(len(g.Label)) + 8*int64(len(g.OrigID)) + 8*int64(len(g.GraphID))
+	for _, s := range g.Splits {
+		w.total += 8 * int64(len(s))
+	}
+	for _, p := range g.Partitions {
+		w.total += 4 * int64(len(p.Assign))
+	}
+	directed := int64(0)
+	if g.Directed {
+		directed = 1
+	}
+	for _, a := range []struct {
+		name string
+		v    int64
+	}{{AttrFormatVersion, FormatVersion}, {AttrNumNodes, g.NumNodes}, {AttrNumEdges, g.NumEdges()}, {AttrDirected, directed}} {
+		if err := f.SetAttr("/", a.name, a.v); err != nil {
+			return err
+		}
+	}
+	if err := writeData(w, DatasetIndptr, g.Indptr, 1); err != nil {
+		return err
+	}
+	if g.Indices32 != nil {
+		err = writeData(w, DatasetIndices, g.Indices32, 1)
+	} else {
+		err = writeData(w, DatasetIndices, g.Indices64, 1)
+	}
+	if err != nil {
+		return err
+	}
+	if g.Feat != nil {
+		if err := writeData(w, DatasetFeat, g.Feat, int64(g.FeatDim)); err != nil {
+			return err
+		}
+	}
+	if g.Label != nil {
+		if err := writeData(w, DatasetLabel, g.Label, 1); err != nil {
+			return err
+		}
+	}
+	if g.OrigID != nil {
+		if err := writeData(w, DatasetOrigID, g.OrigID, 1); err != nil {
+			return err
+		}
+	}
+	if g.GraphID != nil {
+		if err := writeData(w, DatasetGraphID, g.GraphID, 1); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(g.Splits) {
+		if err := writeData(w, GroupSplit+"/"+name, g.Splits[name], 1); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(g.Partitions) {
+		if err := writePartition(w, name, g.Partitions[name]); err != nil {
+			return err
+		}
+	}
+	if w.opt.Progress != nil && w.done != w.total {
+		w.opt.Progress(w.total, w.total)
+	}
+	return nil
+}
+
+func writePartition(w *writer, name string, p Partition) error {
+	grp := GroupPartition + "/" + name
+	if err := writeData(w, grp+"/assign", p.Assign, 1); err != nil {
+		return err
+	}
+	if err := w.f.SetAttr(grp, AttrNumParts, int64(p.NumParts)); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(p.Metrics) {
+		if err := w.f.SetAttr(grp, k, p.Metrics[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WritePartition adds the partition name to the graph file at path, or
+// replaces the one of that name. It checks p against the file's num_nodes
+// first. A replaced partition's space is not reclaimed (h5repack does).
+func WritePartition(path, name string, p Partition) (err error) {
+	r, err := openReader(path, true)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := r.f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if err := p.check(ErrInvalid, name, r.sum.NumNodes); err != nil {
+		return &Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
+	}
+	grp := GroupPartition + "/" + name
+	ok, err := r.f.Exists(grp)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := r.f.Delete(grp); err != nil {
+			return err
+		}
+	}
+	return writePartition(&writer{f: r.f}, name, p)
+}
+
+// Summary describes a graph file without reading its arrays: what `weft
+// info` prints.
+type Summary struct {
+	Path          string
+	FileBytes     int64
+	FormatVersion int64
+	NumNodes      int64
+	NumEdges      int64
+	Directed      bool
+	IndexType     Type // type of /graph/indices in the file
+	FeatDim       int  // columns of /node/feat, 0 when absent
+	HasFeat       bool
+	HasLabel      bool
+	HasOrigID     bool
+	HasGraphID    bool
+	// Splits maps each split in the file to its number of node ids.
+	Splits map[string]int64
+	// Partitions maps each partition to its NumParts and Metrics (Assign
+	// is nil; read it with Reader.Partition).
+	Partitions map[string]Partition
+	// Attrs holds every root attribute the binding can read.
+	Attrs map[string]any
+	// Datasets lists the layout's datasets present in the file, in layout
+	// order, with their types, shapes, chunking and compression.
+	Datasets []DatasetInfo
+}
+
+// Reader reads parts of a graph file: a rank opens the file and reads just
+// its rows. Its methods may be called from several goroutines; calls into
+// libhdf5 take turns.
+type Reader struct {
+	f   *File
+	sum Summary
+}
+
+// OpenGraph opens the graph file at path read-only and checks its
+// metadata: the root attributes, and the type and shape of every dataset
+// of the layout present, against num_nodes and num_edges. It reads no
+// arrays except the partitions' and splits' sizes.
+func OpenGraph(path string) (*Reader, error) { return openReader(path, false) }
+
+// Stat opens the graph file at path, returns its Summary and closes it.
+func Stat(path string) (*Summary, error) {
+	r, err := OpenGraph(path)
+	if err != nil {
+		return nil, err
+	}
+	s := r.Summary()
+	return s, r.Close()
+}
+
+// Close closes the file.
+func (r *Reader) Close() error { return r.f.Close() }
+
+// Summary returns a copy of the file's summary.
+func (r *Reader) Summary() *Summary {
+	s := r.sum
+	s.Splits = cloneMap(s.Splits)
+	s.Partitions = cloneMap(s.Partitions)
+	s.Attrs = cloneMap(s.Attrs)
+	s.Datasets = slices.Clone(s.Datasets)
+	return &s
+}
+
+func cloneMap[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func (r *Reader) formatErr(obj string, err error) error {
+	return &Error{Op: "read", File: r.f.Path(), Object: obj, Err: err}
+}
+
+func openReader(path string, rw bool) (*Reader, error) {
+	var f *File
+	var err error
+	if rw {
+		f, err = OpenRW(path)
+	} else {
+		f, err = Open(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{f: f, sum: Summary{Path: path}}
+	if st, err := os.Stat(path); err == nil {
+		r.sum.FileBytes = st.Size()
+	}
+	if err := r.readMeta(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) intAttr(obj, name string, lo, hi int64) (int64, error) {
+	v, err := r.f.Attr(obj, name)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return 0, r.formatErr(obj, bad(ErrFormat, "missing attribute %s", name))
+		}
+		return 0, err
+	}
+	i, ok := v.(int64)
+	if !ok {
+		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s is %T, want an integer", name, v))
+	}
+	if i < lo || i > hi {
+		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s = %d not in [%d, %d]", name, i, lo, hi))
+	}
+	return i, nil
+}
+
+func (r *Reader) readMeta() error {
+	s := &r.sum
+	var err error
+	if s.FormatVersion, err = r.intAttr("/", AttrFormatVersion, math.MinInt64, math.MaxInt64); err != nil {
+		return err
+	}
+	if s.FormatVersion < 1 || s.FormatVersion > FormatVersion {
+		return r.formatErr("/", bad(ErrFormat, "%s = %d; this reader reads versions 1..%d (a newer file needs a newer weft)", AttrFormatVersion, s.FormatVersion, FormatVersion))
+	}
+	if s.NumNodes, err = r.intAttr("/", AttrNumNodes, 0, MaxNodes); err != nil {
+		return err
+	}
+	if s.NumEdges, err = r.intAttr("/", AttrNumEdges, 0, MaxEdges); err != nil {
+		return err
+	}
+	d, err := r.intAttr("/", AttrDirected, 0, 1)
+	if err != nil {
+		return err
+	}
+	s.Directed = d == 1
+	names, err := r.f.AttrNames("/")
+	if err != nil {
+		return err
+	}
+	s.Attrs = map[string]any{}
+	for _, a := range names {
+		if v, err := r.f.Attr("/", a); err == nil {
+			s.Attrs[a] = v
+		}
+	}
+	n, e := s.NumNodes, s.NumEdges
+	if _, err := r.dataset(DatasetIndptr, true, n+1, 0, Int64, Int32); err != nil {
+		return err
+	}
+	info, err := r.dataset(DatasetIndices, true, e, 0, Int32, Int64)
+	if err != nil {
+		return err
+	}
+	s.IndexType = info.Type
+	if info, err = r.dataset(DatasetFeat, false, n, -1, Float32); err != nil {
+		return err
+	}
+	if info.Rank == 2 {
+		if info.Cols < 1 || info.Cols > MaxFeatDim {
+			return r.formatErr(DatasetFeat, bad(ErrFormat, "%d columns, want 1..%d", info.Cols, MaxFeatDim))
+		}
+		s.HasFeat, s.FeatDim = true, int(info.Cols)
+	}
+	if info, err = r.dataset(DatasetLabel, false, n, 0, Int64, Int32); err != nil {
+		return err
+	}
+	s.HasLabel = info.Rank != 0
+	if info, err = r.dataset(DatasetOrigID, false, n, 0, Int64, Int32); err != nil {
+		return err
+	}
+	s.HasOrigID = info.Rank != 0
+	if info, err = r.dataset(DatasetGraphID, false, n, 0, Int64, Int32); err != nil {
+		return err
+	}
+	s.HasGraphID = info.Rank != 0
+	if err := r.readGroups(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *Reader) readGroups() error {
+	s := &r.sum
+	splits, err := r.members(GroupSplit)
+	if err != nil {
+		return err
+	}
+	if splits != nil {
+		s.Splits = map[string]int64{}
+	}
+	for _, name := range splits {
+		info, err := r.dataset(GroupSplit+"/"+name, true, -1, 0, Int64, Int32)
+		if err != nil {
+			return err
+		}
+		s.Splits[name] = info.Rows
+	}
+	parts, err := r.members(GroupPartition)
+	if err != nil {
+		return err
+	}
+	if parts != nil {
+		s.Partitions = map[string]Partition{}
+	}
+	for _, name := range parts {
+		grp := GroupPartition + "/" + name
+		if k, err := r.f.Kind(grp); err != nil {
+			return err
+		} else if k != KindGroup {
+			return r.formatErr(grp, bad(ErrFormat, "is not a group"))
+		}
+		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, Int32, Int64); err != nil {
+			return err
+		}
+		np, err := r.intAttr(grp, AttrNumParts, 1, math.MaxInt32)
+		if err != nil {
+			return err
+		}
+		p := Partition{NumParts: int(np), Metrics: map[string]float64{}}
+		attrs, err := r.f.AttrNames(grp)
+		if err != nil {
+			return err
+		}
+		for _, a := range attrs {
+			if a == AttrNumParts {
+				continue
+			}
+			if v, err := r.f.Attr(grp, a); err == nil {
+				if x, ok := v.(float64); ok {
+					p.Metrics[a] = x
+				}
+			}
+		}
+		s.Partitions[name] = p
+	}
+	for _, d := range []string{DatasetIndptr, DatasetIndices, DatasetFeat, DatasetLabel, DatasetOrigID, DatasetGraphID} {
+		if info, err := r.f.Stat(d); err == nil {
+			s.Datasets = append(s.Datasets, info)
+		}
+	}
+	for _, name := range sortedKeys(s.Splits) {
+		if info, err := r.f.Stat(GroupSplit + "/" + name); err == nil {
+			s.Datasets = append(s.Datasets, info)
+		}
+	}
+	for _, name := range sortedKeys(s.Partitions) {
+		if info, err := r.f.Stat(GroupPartition + "/" + name + "/assign"); err == nil {
+			s.Datasets = append(s.Datasets, info)
+		}
+	}
+	return nil
+}
+
+// members lists a group of the layout, nil when it is absent.
+func (r *Reader) members(grp string) ([]string, error) {
+	ok, err := r.f.Exists(grp)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if k, err := r.f.Kind(grp); err != nil {
+		return nil, err
+	} else if k != KindGroup {
+		return nil, r.formatErr(grp, bad(ErrFormat, "is not a group"))
+	}
+	return r.f.Members(grp)
+}
+
+// dataset checks the dataset name: rows (-1: any), cols (0: 1-D, -1: 2-D
+// with any columns, > 0: 2-D with that many) and one of types. An absent
+// optional dataset returns a zero DatasetInfo (Rank 0).
+func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...Type) (DatasetInfo, error) {
+	ok, err := r.f.Exists(name)
+	if err != nil {
+		return DatasetInfo{}, err
+	}
+	if !ok {
+		if required {
+			return DatasetInfo{}, r.formatErr(name, fmt.Errorf("%w: missing dataset: %w", ErrFormat, ErrNotFound))
+		}
+		return DatasetInfo{}, nil
+	}
+	if k, err := r.f.Kind(name); err != nil {
+		return DatasetInfo{}, err
+	} else if k != KindDataset {
+		return DatasetInfo{}, r.formatErr(name, bad(ErrFormat, "is not a dataset"))
+	}
+	info, err := r.f.Stat(name)
+	if err != nil {
+		return info, err
+	}
+	if !slices.Contains(types, info.Type) {
+		want := make([]string, len(types))
+		for i, t := range types {
+			want[i] = t.String()
+		}
+		return info, r.formatErr(name, fmt.Errorf("%w: %w: dataset holds %s, want %s", ErrFormat, ErrType, info.describeType(), strings.Join(want, " or ")))
+	}
+	wantRank := 1
+	if cols != 0 {
+		wantRank = 2
+	}
+	if info.Rank != wantRank || (rows >= 0 && info.Rows != rows) || (cols > 0 && info.Cols != cols) {
+		want := "[rows]"
+		switch {
+		case cols == 0 && rows >= 0:
+			want = fmt.Sprintf("[%d]", rows)
+		case cols != 0:
+			want = fmt.Sprintf("[%d x cols]", rows)
+		}
+		return info, r.formatErr(name, bad(ErrFormat, "shape %s of rank %d, want %s", info.Shape(), info.Rank, want))
+	}
+	if info.Len() > maxElements || info.Len()*int64(info.Type.Size()) > maxInflate*r.sum.FileBytes+slackBytes {
+		return info, r.formatErr(name, bad(ErrFormat, "shape %s is implausible for a %d-byte file", info.Shape(), r.sum.FileBytes))
+	}
+	return info, nil
+}
+
+// readInts reads rows [start, start+count) of an integer dataset as int64.
+func (r *Reader) readInts(name string, start, count int64) ([]int64, error) {
+	dst := make([]int64, count)
+	if err := ReadRows(r.f, name, start, count, dst); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+func (r *Reader) checkRange(obj string, lo, hi, n int64) error {
+	if lo < 0 || hi < lo || hi > n {
+		return &Error{Op: "read", File: r.f.Path(), Object: obj, Detail: fmt.Sprintf("rows %d..%d", lo, hi), Err: fmt.Errorf("%w: %d rows", ErrRange, n)}
+	}
+	return nil
+}
+
+// FeatRows reads feature rows [start, end) of /node/feat: (end-start) x
+// FeatDim values, row-major. It checks they are finite.
+func (r *Reader) FeatRows(start, end int64) ([]float32, error) {
+	if !r.sum.HasFeat {
+		return nil, r.formatErr(DatasetFeat, fmt.Errorf("%w: the file has no features", ErrNotFound))
+	}
+	if err := r.checkRange(DatasetFeat, start, end, r.sum.NumNodes); err != nil {
+		return nil, err
+	}
+	dst := make([]float32, (end-start)*int64(r.sum.FeatDim))
+	if err := ReadRows(r.f, DatasetFeat, start, end-start, dst); err != nil {
+		return nil, err
+	}
+	if err := checkFinite(ErrFormat, dst, r.sum.FeatDim, start); err != nil {
+		return nil, r.formatErr(DatasetFeat, err)
+	}
+	return dst, nil
+}
+
+// Labels reads /node/label[start:end].
+func (r *Reader) Labels(start, end int64) ([]int64, error) {
+	return r.optionalRows(DatasetLabel, r.sum.HasLabel, start, end)
+}
+
+// OrigIDs reads /node/orig_id[start:end].
+func (r *Reader) OrigIDs(start, end int64) ([]int64, error) {
+	return r.optionalRows(DatasetOrigID, r.sum.HasOrigID, start, end)
+}
+
+// GraphIDs reads /node/graph_id[start:end].
+func (r *Reader) GraphIDs(start, end int64) ([]int64, error) {
+	ids, err := r.optionalRows(DatasetGraphID, r.sum.HasGraphID, start, end)
+	for i, id := range ids {
+		if id < 0 {
+			return nil, r.formatErr(DatasetGraphID, fmt.Errorf("%w: [%d] = %d is negative", ErrFormat, start+int64(i), id))
+		}
+	}
+	return ids, err
+}
+
+// Indptr reads all of /graph/indptr (N+1 values) and checks it rises from
+// 0 to num_edges: the degrees without the edges.
+func (r *Reader) Indptr() ([]int64, error) {
+	n, e := r.sum.NumNodes, r.sum.NumEdges
+	ptr, err := r.readInts(DatasetIndptr, 0, n+1)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIndptr(ErrFormat, ptr, n, e, 0); err != nil {
+		return nil, r.formatErr(DatasetIndptr, err)
+	}
+	return ptr, nil
+}
+
+func (r *Reader) optionalRows(name string, has bool, start, end int64) ([]int64, error) {
+	if !has {
+		return nil, r.formatErr(name, fmt.Errorf("%w: the file has no %s", ErrNotFound, name))
+	}
+	if err := r.checkRange(name, start, end, r.sum.NumNodes); err != nil {
+		return nil, err
+	}
+	return r.readInts(name, start, end-start)
+}
+
+// CSRBlock is the CSR of nodes [Lo, Hi): Indptr has Hi-Lo+1 entries
+// rebased to start at 0, and the out-neighbours of node Lo+i are
+// Indices[Indptr[i]:Indptr[i+1]] (global node ids). Exactly one of
+// Indices32 and Indices64 is non-nil, as the file stores them.
+type CSRBlock struct {
+	Lo, Hi    int64
+	Indptr    []int64
+	Indices32 []int32
+	Indices64 []int64
+}
+
+// CSR reads the CSR of nodes [lo, hi) and checks it.
+func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
+	n, e := r.sum.NumNodes, r.sum.NumEdges
+	if err := r.checkRange(DatasetIndptr, lo, hi, n); err != nil {
+		return nil, err
+	}
+	ptr, err := r.readInts(DatasetIndptr, lo, hi-lo+1)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIndptr(ErrFormat, ptr, n, e, lo); err != nil {
+		return nil, r.formatErr(DatasetIndptr, err)
+	}
+	p0, p1 := ptr[0], ptr[len(ptr)-1]
+	b := &CSRBlock{Lo: lo, Hi: hi, Indptr: ptr}
+	for i := range ptr {
+		ptr[i] -= p0
+	}
+	if r.sum.IndexType == Int32 {
+		b.Indices32 = make([]int32, p1-p0)
+		err = ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices32)
+		if err == nil {
+			err = checkIDs(ErrFormat, DatasetIndices, b.Indices32, n, p0)
+		}
+	} else {
+		b.Indices64 = make([]int64, p1-p0)
+		err = ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices64)
+		if err == nil {
+			err = checkIDs(ErrFormat, DatasetIndices, b.Indices64, n, p0)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, ErrFormat) {
+			return nil, r.formatErr(DatasetIndices, err)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// Split reads the node ids of split name ("train", "valid", "test") and
+// checks they are in [0, num_nodes).
+func (r *Reader) Split(name string) ([]int64, error) {
+	obj := GroupSplit + "/" + name
+	cnt, ok := r.sum.Splits[name]
+	if !ok {
+		return nil, r.formatErr(obj, fmt.Errorf("%w: no split %q", ErrNotFound, name))
+	}
+	ids, err := r.readInts(obj, 0, cnt)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkIDs(ErrFormat, obj, ids, r.sum.NumNodes, 0); err != nil {
+		return nil, r.formatErr(obj, err)
+	}
+	return ids, nil
+}
+
+// Splits reads every split in the file; nil when there are none.
+func (r *Reader) Splits() (map[string][]int64, error) {
+	if r.sum.Splits == nil {
+		return nil, nil
+	}
+	m := map[string][]int64{}
+	for name := range r.sum.Splits {
+		ids, err := r.Split(name)
+		if err != nil {
+			return nil, err
+		}
+		m[name] = ids
+	}
+	return m, nil
+}
+
+// Partition reads the partition name and checks its assignment.
+func (r *Reader) Partition(name string) (Partition, error) {
+	obj := GroupPartition + "/" + name
+	p, ok := r.sum.Partitions[name]
+	if !ok {
+		return Partition{}, r.formatErr(obj, fmt.Errorf("%w: no partition %q", ErrNotFound, name))
+	}
+	p.Metrics = cloneMap(p.Metrics)
+	n := r.sum.NumNodes
+	a, err := r.readInts(obj+"/assign", 0, n)
+	if err != nil {
+		return Partition{}, err
+	}
+	p.Assign = make([]int32, n)
+	for i, v := range a {
+		if v < 0 || v >= int64(p.NumParts) {
+			return Partition{}, r.formatErr(obj+"/assign", bad(ErrFormat, "%s/assign[%d] = %d not in [0, %d)", obj, i, v, p.NumParts))
+		}
+		p.Assign[i] = int32(v)
+	}
+	return p, nil
+}
+
+// Graph reads the whole file and checks it as WriteGraph's Validate does.
+func (r *Reader) Graph() (*Graph, error) {
+	s := &r.sum
+	g := &Graph{NumNodes: s.NumNodes, Directed: s.Directed}
+	b, err := r.CSR(0, s.NumNodes)
+	if err != nil {
+		return nil, err
+	}
+	g.Indptr, g.Indices32, g.Indices64 = b.Indptr, b.Indices32, b.Indices64
+	if s.HasFeat {
+		if g.Feat, err = r.FeatRows(0, s.NumNodes); err != nil {
+			return nil, err
+		}
+		g.FeatDim = s.FeatDim
+	}
+	if s.HasLabel {
+		if g.Label, err = r.Labels(0, s.NumNodes); err != nil {
+			return nil, err
+		}
+	}
+	if s.HasOrigID {
+		if g.OrigID, err = r.OrigIDs(0, s.NumNodes); err != nil {
+			return nil, err
+		}
+	}
+	if s.HasGraphID {
+		if g.GraphID, err = r.GraphIDs(0, s.NumNodes); err != nil {
+			return nil, err
+		}
+	}
+	if g.Splits, err = r.Splits(); err != nil {
+		return nil, err
+	}
+	if s.Partitions != nil {
+		g.Partitions = map[string]Partition{}
+		for name := range s.Partitions {
+			if g.Partitions[name], err = r.Partition(name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Each part was checked as it was read (CSR, FeatRows, Splits,
+	// Partition) and its shape when the file was opened.
+	return g, nil
+}
+
+// ReadGraph reads and checks the whole graph file at path. A file that
+// breaks the layout gives an error wrapping ErrFormat.
+func ReadGraph(path string) (*Graph, error) {
+	r, err := OpenGraph(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return r.Graph()
+}
