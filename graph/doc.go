@@ -1,0 +1,60 @@
+// Package graph holds Weft's in-memory graphs: the CSR type that the HDF5
+// layout, the partitioners and the GNN sampler share, a parallel builder
+// from edge lists, and the generators and loaders behind `weft gen`.
+//
+// # CSR and Build
+//
+// An [EdgeList] (what readers and generators produce) becomes a [CSR] with
+// [Build]: a parallel counting sort by source (atomic degree counts in
+// Indptr, prefix sum, atomic scatter straight into the final indices
+// array), then each row sorted and deduplicated and the array compacted in
+// place. Options add reverse edges (undirected graphs) and keep or drop
+// self loops. The output is identical for every GOMAXPROCS. Peak memory
+// beyond the input is the indices array for every emitted entry plus
+// Indptr, and a right-sized copy when deduplication removed more than an
+// eighth (BuildStats reports it). Indices are int32 when NumNodes fits, so
+// a graph of up to 2^31-1 nodes costs 4 bytes per edge.
+//
+// A CSR answers degrees, neighbours for either index width ([CSR.Neighbors],
+// [CSR.Index]), its transpose ([CSR.Reverse]), induced subgraphs, a full
+// invariant check for graphs read from files ([CSR.Validate]) and the
+// degree summary `weft info` prints ([CSR.DegreeStats]).
+//
+// # Generators
+//
+//   - [RMAT]: Graph500 Kronecker/R-MAT graphs (A,B,C,D = 0.57, 0.19, 0.19,
+//     0.05; 2^scale nodes, edgeFactor*2^scale edges, seeded vertex
+//     permutation). Chakrabarti, Zhan, Faloutsos, "R-MAT: A Recursive Model
+//     for Graph Mining", SDM 2004; Graph500 specification 3.0, section 3.
+//   - [SBM]: stochastic block model with block labels and block-centroid
+//     plus gaussian noise features, for node classification. Edges by
+//     geometric skipping (Batagelj and Brandes, "Efficient generation of
+//     large random networks", Phys. Rev. E 71, 2005).
+//   - [CSL]: circular skip link graphs, 10 classes x 15 graphs of 41 nodes
+//     (Murphy et al., "Relational Pooling for Graph Representations", ICML
+//     2019), the graph classification test of position-aware encoders.
+//   - [Grid2D]: the 4-neighbour grid.
+//   - [KNN]: the exact k-nearest-neighbour graph of a feature matrix, with
+//     an optional seeded Gaussian random projection; with
+//     [LoadFashionMNIST] it builds the Fashion-MNIST graph (Xiao, Rasul,
+//     Vollgraf, 2017) from Debian's dataset-fashion-mnist package.
+//
+// Every generator is deterministic in its seed and independent of
+// GOMAXPROCS: work is split into fixed chunks, and each chunk draws from
+// its own PCG source (math/rand/v2) seeded from (seed, stream, chunk)
+// through SplitMix64. Changing a chunk size changes the output, so chunk
+// sizes are constants.
+//
+// # Concurrency
+//
+// Build, the generators and KNN block until done and use up to GOMAXPROCS
+// goroutines internally. Progress callbacks are called from the calling
+// goroutine only, never concurrently. A CSR is safe for concurrent
+// readers; its methods never modify it.
+//
+// # Build requirements and environment
+//
+// Pure Go, standard library only; no cgo, no environment variables. The
+// Fashion-MNIST loader reads /usr/share/datasets/fashion-mnist
+// ([FashionMNISTDir]) or any directory holding the four IDX files.
+package graph
