@@ -12,14 +12,21 @@ import (
 
 func infoCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "info",
-		Short: "Show how this rank was launched and check that every rank connects",
-		Long: `Detect the launcher, meet the other ranks and connect to every one of them,
-then print one line per rank (in rank order): launcher, rank, size, local
-rank, host, address, backend, rendezvous, and the transport to each peer
-(self, shm or tcp). A quick check of a new launch setup.`,
-		Args: cobra.NoArgs,
+		Use:   "info [FILE.h5]",
+		Short: "Summarise a graph dataset file, or show how this rank was launched",
+		Long: `With a file: print a summary of a graph dataset in Weft's HDF5 layout (sizes,
+degree statistics, node data, splits, partitions present, and each dataset
+with its type, shape, size and compression).
+
+Without: detect the launcher, meet the other ranks and connect to every one
+of them, then print one line per rank (in rank order): launcher, rank, size,
+local rank, host, address, backend, rendezvous, and the transport to each
+peer (self, shm or tcp). A quick check of a new launch setup.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				return fileInfo(cmd.OutOrStdout(), args[0])
+			}
 			ctx := cmd.Context()
 			c, err := collective.Open(ctx)
 			if err != nil {

@@ -1,6 +1,6 @@
-// Command weft is Weft's one binary: benchmarks of the collectives (bench)
-// and what a rank sees of its launch (info). Later subcommands convert and
-// partition graph datasets and train (see the README).
+// Command weft is Weft's one binary: benchmarks of the collectives (bench),
+// what a rank sees of its launch or what a dataset file holds (info), and
+// graph datasets in the HDF5 layout of docs/FORMAT.md (gen, convert).
 package main
 
 import (
@@ -16,15 +16,19 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "weft:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "weft",
 		Short:         "Weft: collectives, parameter servers and GNN pipelines for data-parallel training",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchCmd(), infoCmd())
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "weft:", err)
-		os.Exit(1)
-	}
+	root.AddCommand(benchCmd(), infoCmd(), genCmd(), convertCmd())
+	return root
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/progress"
+)
+
+func genCmd() *cobra.Command {
+	var out string
+	var seed uint64
+	var level int
+	cmd := &cobra.Command{
+		Use:   "gen {rmat|sbm|csl|grid|fmnist-knn}",
+		Short: "Generate a graph dataset into Weft's HDF5 layout",
+		Long: `Generate a graph, deterministically from --seed, and write it in the layout
+of docs/FORMAT.md (temporary file renamed at the end):
+
+  rmat        Graph500 R-MAT graph: --scale, --edge-factor (no features)
+  sbm         stochastic block model with labels, label-correlated features
+              and a 60/20/20 random split
+  csl         the circular skip link graph classification set (150 graphs of
+              41 nodes, 10 classes); /node/label holds the class of each
+              node's graph, /node/graph_id its graph
+  grid        2-D grid, 4 neighbours
+  fmnist-knn  Fashion-MNIST as a k-nearest-neighbour graph with its real
+              labels and splits (Debian package dataset-fashion-mnist)`,
+	}
+	cmd.PersistentFlags().StringVarP(&out, "output", "o", "", "output HDF5 file (required)")
+	cmd.PersistentFlags().Uint64Var(&seed, "seed", 1, "random seed")
+	cmd.PersistentFlags().IntVar(&level, "level", 0, "deflate level: 0 default (1), -1 off, 1-9")
+
+	var scale, ef int
+	var undirected bool
+	rmat := &cobra.Command{
+		Use:   "rmat",
+		Short: "Graph500 R-MAT graph (2^scale nodes, edge-factor * 2^scale edges)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if scale < 1 || scale > 34 || ef < 1 {
+				return fmt.Errorf("gen rmat: --scale %d --edge-factor %d: want scale in [1, 34] and edge factor >= 1", scale, ef)
+			}
+			t := time.Now()
+			el := graph.RMAT(scale, ef, graph.Graph500, seed)
+			logStep("generated %d edges in %v", len(el.Src), time.Since(t))
+			return writeDataset(cmd.Context(), out, &dataset{edges: el, undirected: undirected}, level)
+		},
+	}
+	rmat.Flags().IntVar(&scale, "scale", 16, "log2 of the node count")
+	rmat.Flags().IntVar(&ef, "edge-factor", 16, "edges per node")
+	rmat.Flags().BoolVar(&undirected, "undirected", false, "add the reverse of every edge")
+
+	var so graph.SBMOptions
+	sbm := &cobra.Command{
+		Use:   "sbm",
+		Short: "Stochastic block model for node classification",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if so.Nodes < 1 || so.Blocks < 1 || so.Blocks > so.Nodes {
+				return fmt.Errorf("gen sbm: --nodes %d --blocks %d: want 1 <= blocks <= nodes", so.Nodes, so.Blocks)
+			}
+			el, labels, feat := graph.SBM(so, seed)
+			d := &dataset{edges: el, undirected: true}
+			d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, so.FeatDim
+			d.h.Splits = randomSplits(int64(so.Nodes), seed)
+			return writeDataset(cmd.Context(), out, d, level)
+		},
+	}
+	sbm.Flags().IntVar(&so.Nodes, "nodes", 10000, "nodes")
+	sbm.Flags().IntVar(&so.Blocks, "blocks", 10, "blocks (classes)")
+	sbm.Flags().Float64Var(&so.DegIn, "deg-in", 8, "expected neighbours inside a node's block")
+	sbm.Flags().Float64Var(&so.DegOut, "deg-out", 2, "expected neighbours outside it")
+	sbm.Flags().IntVar(&so.FeatDim, "feat-dim", 32, "feature width")
+	sbm.Flags().Float64Var(&so.Noise, "noise", 1, "feature noise (std. dev.)")
+
+	var co graph.CSLOptions
+	csl := &cobra.Command{
+		Use:   "csl",
+		Short: "Circular skip link graph classification set",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			set, err := graph.CSL(co, seed)
+			if err != nil {
+				return fmt.Errorf("gen csl: %w", err)
+			}
+			d := &dataset{edges: set.Edges, undirected: true}
+			n := int64(len(set.Graph))
+			d.h.Label = make([]int64, n)
+			for v, g := range set.Graph {
+				d.h.Label[v] = set.Label[g]
+			}
+			d.h.GraphID = set.Graph
+			return writeDataset(cmd.Context(), out, d, level)
+		},
+	}
+	csl.Flags().IntVar(&co.Nodes, "nodes", 41, "nodes per graph (cycle length)")
+	csl.Flags().IntVar(&co.GraphsPerClass, "graphs-per-class", 15, "graphs per class")
+
+	var rows, cols int
+	grid := &cobra.Command{
+		Use:   "grid",
+		Short: "2-D grid graph",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rows < 1 || cols < 1 {
+				return fmt.Errorf("gen grid: --rows %d --cols %d: want both >= 1", rows, cols)
+			}
+			return writeDataset(cmd.Context(), out, &dataset{edges: graph.Grid2D(rows, cols), undirected: true}, level)
+		},
+	}
+	grid.Flags().IntVar(&rows, "rows", 100, "rows")
+	grid.Flags().IntVar(&cols, "cols", 100, "columns")
+
+	var k, limit, project int
+	var dir string
+	fm := &cobra.Command{
+		Use:   "fmnist-knn",
+		Short: "Fashion-MNIST as a k-nearest-neighbour graph with its labels and splits",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if k < 1 {
+				return fmt.Errorf("gen fmnist-knn: --k %d: want at least 1", k)
+			}
+			t := time.Now()
+			ds, err := graph.LoadFashionMNIST(dir, graph.FMNISTOptions{Limit: limit})
+			if err != nil {
+				return err
+			}
+			logStep("read %d images from %s in %v", ds.NumNodes(), dir, time.Since(t))
+			bar := progress.Count("k-NN", int64(ds.NumNodes()))
+			el, err := graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, k,
+				graph.KNNOptions{ProjectDim: project, Seed: seed, Progress: bar.Report})
+			bar.Done()
+			if err != nil {
+				return err
+			}
+			d := &dataset{edges: el, undirected: true}
+			d.h.Feat, d.h.FeatDim, d.h.Label = ds.Feat, graph.FMNISTDim, ds.Label
+			d.h.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
+			return writeDataset(cmd.Context(), out, d, level)
+		},
+	}
+	fm.Flags().IntVar(&k, "k", 10, "neighbours per image (the graph is then symmetrised)")
+	fm.Flags().StringVar(&dir, "dir", graph.FashionMNISTDir, "folder with the four IDX .gz files")
+	fm.Flags().IntVar(&limit, "limit", 0, "take only the first N images of each file (0: all 70,000)")
+	fm.Flags().IntVar(&project, "project", 64, "random projection to this many dimensions before the search (0: exact in 784)")
+
+	cmd.AddCommand(rmat, sbm, csl, grid, fm)
+	return cmd
+}
+
+// randomSplits is a seeded 60/20/20 train/valid/test split of n nodes,
+// each list ascending.
+func randomSplits(n int64, seed uint64) map[string][]int64 {
+	perm := make([]int64, n)
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x5eed5917))
+	r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+	a, b := n*6/10, n*8/10
+	out := map[string][]int64{"train": perm[:a:a], "valid": perm[a:b:b], "test": perm[b:]}
+	for _, s := range out {
+		slices.Sort(s)
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5io"
+	"github.com/weft-hpc/weft/internal/progress"
+)
+
+// outFile is where a command writes its result: a temporary file beside
+// the final path, renamed over it only when everything succeeded, removed
+// on failure and at once on an interrupt, so no half-written file is ever
+// left under the name the user asked for.
+type outFile struct {
+	final, tmp string
+	stop       func() bool
+}
+
+func newOutFile(ctx context.Context, final string) (*outFile, error) {
+	if final == "" {
+		return nil, fmt.Errorf("no output file: give -o FILE.h5")
+	}
+	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", final, err)
+	}
+	f.Close()
+	// CreateTemp makes the file private; the result gets the mode any
+	// new file would (0666 less the umask).
+	mask := syscall.Umask(0)
+	syscall.Umask(mask)
+	if err := os.Chmod(f.Name(), 0o666&^os.FileMode(mask)); err != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("output %s: %w", final, err)
+	}
+	o := &outFile{final: final, tmp: f.Name()}
+	o.stop = context.AfterFunc(ctx, func() {
+		os.Remove(o.tmp)
+		fmt.Fprintf(os.Stderr, "\nweft: interrupted; %s not written\n", final)
+		os.Exit(130)
+	})
+	return o, nil
+}
+
+// commit renames the temporary file to the final name.
+func (o *outFile) commit() error {
+	if !o.stop() {
+		select {} // the interrupt handler is removing the file and exiting
+	}
+	if err := os.Rename(o.tmp, o.final); err != nil {
+		os.Remove(o.tmp)
+		return fmt.Errorf("output %s: %w", o.final, err)
+	}
+	return nil
+}
+
+// abort removes the temporary file (after a failure).
+func (o *outFile) abort() {
+	if o.stop() {
+		os.Remove(o.tmp)
+	}
+}
+
+// dataset is what gen and convert hand to the writer.
+type dataset struct {
+	edges      *graph.EdgeList
+	undirected bool // add reverse edges
+	keepLoops  bool
+	h          hdf5io.Graph // node data (Feat, Label, OrigID, Splits, ...)
+}
+
+// writeDataset builds the CSR of d and writes the layout to path
+// atomically, with a progress bar per step, and prints a one-line summary.
+func writeDataset(ctx context.Context, path string, d *dataset, level int) error {
+	out, err := newOutFile(ctx, path)
+	if err != nil {
+		return err
+	}
+	if err := buildAndWrite(out.tmp, d, level); err != nil {
+		out.abort()
+		return err
+	}
+	return out.commit()
+}
+
+func buildAndWrite(tmp string, d *dataset, level int) error {
+	start := time.Now()
+	var stats graph.BuildStats
+	var bar *progress.Bar
+	stage := ""
+	g, err := graph.Build(d.edges, graph.BuildOptions{
+		Symmetrize:    d.undirected,
+		KeepSelfLoops: d.keepLoops,
+		ConsumeInput:  true,
+		Stats:         &stats,
+		Progress: func(s string, done, total int64) {
+			if s != stage {
+				bar.Done()
+				stage = s
+				bar = progress.Count("csr: "+s, total)
+			}
+			bar.Report(done, total)
+		},
+	})
+	bar.Done()
+	if err != nil {
+		return err
+	}
+	d.edges = nil
+	built := time.Since(start)
+	h := d.h
+	h.NumNodes, h.Directed = g.NumNodes, g.Directed
+	h.Indptr, h.Indices32, h.Indices64 = g.Indptr, g.Indices32, g.Indices64
+	wbar := progress.Bytes("writing", -1)
+	t := time.Now()
+	err = hdf5io.WriteGraph(tmp, &h, hdf5io.WriteOptions{Level: level, Progress: wbar.Report})
+	wbar.Done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "weft: %d nodes, %d edges (%d duplicates, %d self loops dropped); csr %v, write %v, peak memory %s\n",
+		g.NumNodes, g.NumEdges(), stats.Duplicates, stats.SelfLoops, built.Round(time.Millisecond),
+		time.Since(t).Round(time.Millisecond), peakRSS())
+	return nil
+}
+
+// peakRSS is the process's peak resident memory (getrusage's maxrss).
+func peakRSS() string {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(ru.Maxrss)/1024)
+}
+
+// logStep prints one line of what a long command did, on stderr.
+func logStep(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "weft: "+format+"\n", a...)
+}
