@@ -11,6 +11,8 @@ packages=(
   libhdf5-dev hdf5-tools       # hdf5io's cgo binding; h5dump for the interop tests
   python3-h5py python3-numpy   # interop tests (h5py writes, reads) and the numpy+h5py convert baseline
   dataset-fashion-mnist        # the real Fashion-MNIST for weft gen fmnist-knn and its tests
+  libmetis-dev                 # partition's METIS baseline (cgo)
+  libopenblas-dev              # nn's sgemm (cgo)
   time                         # GNU time: peak memory in scripts/bench-convert.sh
   pkg-config gcc make
 )
