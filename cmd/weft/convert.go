@@ -44,6 +44,7 @@ Rows of the CSR are sorted and deduplicated, self loops dropped unless
 and renamed at the end: a failed or interrupted conversion leaves nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			batchMemory()
 			in := args[0]
 			kind, err := inputKind(in, format)
 			if err != nil {

@@ -32,12 +32,13 @@ of docs/FORMAT.md (temporary file renamed at the end):
   fmnist-knn  Fashion-MNIST as a k-nearest-neighbour graph with its real
               labels and splits (Debian package dataset-fashion-mnist)`,
 	}
+	cmd.PersistentPreRun = func(*cobra.Command, []string) { batchMemory() }
 	cmd.PersistentFlags().StringVarP(&out, "output", "o", "", "output HDF5 file (required)")
 	cmd.PersistentFlags().Uint64Var(&seed, "seed", 1, "random seed")
 	cmd.PersistentFlags().IntVar(&level, "level", 0, "deflate level: 0 default (1), -1 off, 1-9")
 
 	var scale, ef int
-	var undirected bool
+	var undirected, text bool
 	rmat := &cobra.Command{
 		Use:   "rmat",
 		Short: "Graph500 R-MAT graph (2^scale nodes, edge-factor * 2^scale edges)",
@@ -49,12 +50,16 @@ of docs/FORMAT.md (temporary file renamed at the end):
 			t := time.Now()
 			el := graph.RMAT(scale, ef, graph.Graph500, seed)
 			logStep("generated %d edges in %v", len(el.Src), time.Since(t))
+			if text {
+				return writeEdgeText(cmd.Context(), out, el)
+			}
 			return writeDataset(cmd.Context(), out, &dataset{edges: el, undirected: undirected}, level)
 		},
 	}
 	rmat.Flags().IntVar(&scale, "scale", 16, "log2 of the node count")
 	rmat.Flags().IntVar(&ef, "edge-factor", 16, "edges per node")
 	rmat.Flags().BoolVar(&undirected, "undirected", false, "add the reverse of every edge")
+	rmat.Flags().BoolVar(&text, "text", false, "write the raw edges (duplicates and self loops included) as a text edge list instead, input for weft convert")
 
 	var so graph.SBMOptions
 	sbm := &cobra.Command{
