@@ -193,6 +193,12 @@ func TestGen(t *testing.T) {
 	if r1.NumNodes != 1024 || !reflect.DeepEqual(r1, r2) {
 		t.Errorf("rmat: %d nodes, or not deterministic in its seed", r1.NumNodes)
 	}
+	// The same edges as text, converted, give the same CSR.
+	mustWeft(t, "gen", "rmat", "--scale", "10", "--edge-factor", "8", "--seed", "3", "--text", "-o", p("r.txt"))
+	mustWeft(t, "convert", p("r.txt"), "-o", p("r3.h5"), "--num-nodes", "1024")
+	if r3, err := hdf5io.ReadGraph(p("r3.h5")); err != nil || !reflect.DeepEqual(r1.Indptr, r3.Indptr) || !reflect.DeepEqual(r1.Indices32, r3.Indices32) {
+		t.Errorf("rmat --text converted differs from rmat: %v", err)
+	}
 
 	mustWeft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--feat-dim", "4", "-o", p("s.h5"))
 	s, err := hdf5io.ReadGraph(p("s.h5"))
