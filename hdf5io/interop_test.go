@@ -103,7 +103,7 @@ func TestH5pyReadsWeft(t *testing.T) {
 		"graph/indptr": {"<i8", []any{26.0}}, "graph/indices": {"<i4", []any{float64(g.NumEdges())}},
 		"node/feat": {"<f4", []any{25.0, 2.0}}, "node/label": {"<i8", []any{25.0}}, "node/orig_id": {"<i8", []any{25.0}},
 		"node/graph_id": {"<i8", []any{25.0}},
-		"split/train": {"<i8", []any{3.0}}, "split/valid": {"<i8", []any{1.0}}, "split/test": {"<i8", []any{1.0}},
+		"split/train":   {"<i8", []any{3.0}}, "split/valid": {"<i8", []any{1.0}}, "split/test": {"<i8", []any{1.0}},
 		"partition/bgl/assign": {"<i4", []any{25.0}},
 	})
 }
