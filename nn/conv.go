@@ -1,0 +1,252 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Conv2D is a 2-D convolution over NCHW input (Shape [B, InC, H, W]) with
+// square kernels, computed as im2col followed by one sgemm per sample:
+// y_n = W col(x_n) + b, W stored OutC x (InC*K*K) then b. Output is
+// [B, OutC, OH, OW] with OH = (H + 2*Pad - K)/Stride + 1.
+type Conv2D struct {
+	InC, OutC, K, Stride, Pad int
+
+	w, b, dw, db []float32
+	inShape      []int
+	oh, ow       int
+	col          []float32 // im2col of the whole batch: B x (InC*K*K) x (OH*OW)
+	dcol         []float32 // one sample's column gradient
+	y, dx        Tensor
+}
+
+var _ Layer = (*Conv2D)(nil)
+
+// NewConv2D returns a convolution from inC to outC channels with a k x k
+// kernel.
+func NewConv2D(inC, outC, k, stride, pad int) *Conv2D {
+	if stride < 1 || k < 1 || pad < 0 {
+		panic("nn: Conv2D needs k >= 1, stride >= 1, pad >= 0")
+	}
+	return &Conv2D{InC: inC, OutC: outC, K: k, Stride: stride, Pad: pad}
+}
+
+func (c *Conv2D) kk() int { return c.InC * c.K * c.K }
+
+func (c *Conv2D) NumParams() int { return c.OutC*c.kk() + c.OutC }
+
+func (c *Conv2D) Bind(w, g []float32) {
+	n := c.OutC * c.kk()
+	c.w, c.b, c.dw, c.db = w[:n], w[n:], g[:n], g[n:]
+}
+
+// Init draws from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = InC*K*K,
+// PyTorch's default for nn.Conv2d.
+func (c *Conv2D) Init(w []float32, rng *rand.Rand) {
+	uniform(w, float32(1/math.Sqrt(float64(c.kk()))), rng)
+}
+
+func (c *Conv2D) Forward(x *Tensor, train bool) *Tensor {
+	if len(x.Shape) != 4 || x.Shape[1] != c.InC {
+		panic(fmt.Sprintf("nn: Conv2D(%d->%d) wants [B, %d, H, W], got %v", c.InC, c.OutC, c.InC, x.Shape))
+	}
+	bs, h, w := x.Shape[0], x.Shape[2], x.Shape[3]
+	c.inShape = append(c.inShape[:0], x.Shape...)
+	c.oh = (h+2*c.Pad-c.K)/c.Stride + 1
+	c.ow = (w+2*c.Pad-c.K)/c.Stride + 1
+	hw, kk := c.oh*c.ow, c.kk()
+	if n := bs * kk * hw; cap(c.col) < n {
+		c.col = make([]float32, n)
+	} else {
+		c.col = c.col[:n]
+	}
+	y := c.y.Resize(bs, c.OutC, c.oh, c.ow)
+	in := c.InC * h * w
+	for n := 0; n < bs; n++ {
+		col := c.col[n*kk*hw : (n+1)*kk*hw]
+		c.im2col(x.Data[n*in:(n+1)*in], h, w, col)
+		yn := y.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
+		for o := 0; o < c.OutC; o++ {
+			row := yn[o*hw : (o+1)*hw]
+			for i := range row {
+				row[i] = c.b[o]
+			}
+		}
+		Gemm(false, false, c.OutC, hw, kk, 1, c.w, kk, col, hw, 1, yn, hw)
+	}
+	return y
+}
+
+func (c *Conv2D) Backward(dy *Tensor, needDx bool) *Tensor {
+	bs, h, w := c.inShape[0], c.inShape[2], c.inShape[3]
+	hw, kk := c.oh*c.ow, c.kk()
+	clear(c.db)
+	var dx *Tensor
+	if needDx {
+		dx = c.dx.Resize(c.inShape...)
+		clear(dx.Data)
+		if cap(c.dcol) < kk*hw {
+			c.dcol = make([]float32, kk*hw)
+		}
+		c.dcol = c.dcol[:kk*hw]
+	}
+	in := c.InC * h * w
+	for n := 0; n < bs; n++ {
+		dyn := dy.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
+		col := c.col[n*kk*hw : (n+1)*kk*hw]
+		beta := float32(1)
+		if n == 0 {
+			beta = 0
+		}
+		Gemm(false, true, c.OutC, kk, hw, 1, dyn, hw, col, hw, beta, c.dw, kk)
+		for o := 0; o < c.OutC; o++ {
+			var s float32
+			for _, v := range dyn[o*hw : (o+1)*hw] {
+				s += v
+			}
+			c.db[o] += s
+		}
+		if needDx {
+			Gemm(true, false, kk, hw, c.OutC, 1, c.w, kk, dyn, hw, 0, c.dcol, hw)
+			c.col2im(c.dcol, h, w, dx.Data[n*in:(n+1)*in])
+		}
+	}
+	return dx
+}
+
+// im2col writes the K*K*InC x OH*OW patch matrix of one sample.
+func (c *Conv2D) im2col(x []float32, h, w int, col []float32) {
+	hw := c.oh * c.ow
+	r := 0
+	for ch := 0; ch < c.InC; ch++ {
+		img := x[ch*h*w : (ch+1)*h*w]
+		for ki := 0; ki < c.K; ki++ {
+			for kj := 0; kj < c.K; kj++ {
+				dst := col[r*hw : (r+1)*hw]
+				r++
+				for oh := 0; oh < c.oh; oh++ {
+					ih := oh*c.Stride - c.Pad + ki
+					row := dst[oh*c.ow : (oh+1)*c.ow]
+					if ih < 0 || ih >= h {
+						clear(row)
+						continue
+					}
+					src := img[ih*w : (ih+1)*w]
+					for ow := range row {
+						iw := ow*c.Stride - c.Pad + kj
+						if iw >= 0 && iw < w {
+							row[ow] = src[iw]
+						} else {
+							row[ow] = 0
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im adds a column gradient back into one sample's input gradient.
+func (c *Conv2D) col2im(col []float32, h, w int, dx []float32) {
+	hw := c.oh * c.ow
+	r := 0
+	for ch := 0; ch < c.InC; ch++ {
+		img := dx[ch*h*w : (ch+1)*h*w]
+		for ki := 0; ki < c.K; ki++ {
+			for kj := 0; kj < c.K; kj++ {
+				src := col[r*hw : (r+1)*hw]
+				r++
+				for oh := 0; oh < c.oh; oh++ {
+					ih := oh*c.Stride - c.Pad + ki
+					if ih < 0 || ih >= h {
+						continue
+					}
+					row := src[oh*c.ow : (oh+1)*c.ow]
+					dst := img[ih*w : (ih+1)*w]
+					for ow, v := range row {
+						iw := ow*c.Stride - c.Pad + kj
+						if iw >= 0 && iw < w {
+							dst[iw] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// MaxPool is 2-D max pooling over NCHW input with a K x K window and the
+// given stride (no padding): output [B, C, (H-K)/Stride+1, (W-K)/Stride+1].
+// The gradient goes to the first maximum of each window.
+type MaxPool struct {
+	K, Stride int
+
+	inShape []int
+	arg     []int32
+	y, dx   Tensor
+}
+
+var _ Layer = (*MaxPool)(nil)
+
+// NewMaxPool returns a max pooling layer.
+func NewMaxPool(k, stride int) *MaxPool {
+	if k < 1 || stride < 1 {
+		panic("nn: MaxPool needs k >= 1 and stride >= 1")
+	}
+	return &MaxPool{K: k, Stride: stride}
+}
+
+func (*MaxPool) NumParams() int                 { return 0 }
+func (*MaxPool) Bind(w, g []float32)            {}
+func (*MaxPool) Init(w []float32, _ *rand.Rand) {}
+
+func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
+	if len(x.Shape) != 4 {
+		panic(fmt.Sprintf("nn: MaxPool wants [B, C, H, W], got %v", x.Shape))
+	}
+	bs, ch, h, w := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
+	p.inShape = append(p.inShape[:0], x.Shape...)
+	oh, ow := (h-p.K)/p.Stride+1, (w-p.K)/p.Stride+1
+	y := p.y.Resize(bs, ch, oh, ow)
+	if n := len(y.Data); cap(p.arg) < n {
+		p.arg = make([]int32, n)
+	} else {
+		p.arg = p.arg[:n]
+	}
+	o := 0
+	for plane := 0; plane < bs*ch; plane++ {
+		img := x.Data[plane*h*w : (plane+1)*h*w]
+		base := int32(plane * h * w)
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				best, bi := float32(math.Inf(-1)), -1
+				for ki := 0; ki < p.K; ki++ {
+					r := (i*p.Stride + ki) * w
+					for kj := 0; kj < p.K; kj++ {
+						idx := r + j*p.Stride + kj
+						if v := img[idx]; v > best || bi < 0 {
+							best, bi = v, idx
+						}
+					}
+				}
+				y.Data[o] = best
+				p.arg[o] = base + int32(bi)
+				o++
+			}
+		}
+	}
+	return y
+}
+
+func (p *MaxPool) Backward(dy *Tensor, needDx bool) *Tensor {
+	if !needDx {
+		return nil
+	}
+	dx := p.dx.Resize(p.inShape...)
+	clear(dx.Data)
+	for o, g := range dy.Data {
+		dx.Data[p.arg[o]] += g
+	}
+	return dx
+}

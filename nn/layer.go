@@ -1,0 +1,103 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Layer is one step of a model with an explicit backward pass.
+//
+// Parameters and their gradients live in flat float32 slices that the
+// owner of the model (Sequential) allocates and hands to the layer with
+// Bind, so that a trainer sees the whole model as one vector it can
+// allreduce in buckets. A layer keeps what Backward needs from the last
+// Forward, so Forward and Backward alternate, and a Layer is used by one
+// goroutine at a time. The tensors returned by Forward and Backward belong
+// to the layer and stay valid until its next call.
+type Layer interface {
+	// NumParams is the number of float32 parameters the layer owns.
+	NumParams() int
+	// Bind makes the layer use w and g (each NumParams long) for its
+	// parameters and gradients. It may be called again to swap gradient
+	// buffers (a trainer double-buffers them); the layer only keeps views.
+	Bind(w, g []float32)
+	// Init writes the initial parameters into w (NumParams long).
+	Init(w []float32, rng *rand.Rand)
+	// Forward computes the output for a batch x (Shape[0] samples).
+	// train switches training behaviour (Dropout).
+	Forward(x *Tensor, train bool) *Tensor
+	// Backward takes the gradient of the loss with respect to the last
+	// output, overwrites the layer's parameter gradients, and returns the
+	// gradient with respect to the last input, or nil when needDx is
+	// false (the first layer of a model).
+	Backward(dy *Tensor, needDx bool) *Tensor
+}
+
+// Sequential is a chain of layers whose parameters and gradients are two
+// flat vectors, laid out in layer order: layer i owns
+// W[Offsets[i]:Offsets[i+1]].
+type Sequential struct {
+	Layers  []Layer
+	W, G    []float32
+	Offsets []int
+}
+
+// NewSequential chains the layers, allocates the parameter and gradient
+// vectors and initialises the parameters deterministically from seed.
+func NewSequential(seed uint64, layers ...Layer) *Sequential {
+	s := &Sequential{Layers: layers, Offsets: make([]int, len(layers)+1)}
+	for i, l := range layers {
+		s.Offsets[i+1] = s.Offsets[i] + l.NumParams()
+	}
+	n := s.Offsets[len(layers)]
+	s.W = make([]float32, n)
+	s.G = make([]float32, n)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed_5eed))
+	for i, l := range layers {
+		l.Init(s.W[s.Offsets[i]:s.Offsets[i+1]], rng)
+	}
+	s.Bind(s.W, s.G)
+	return s
+}
+
+// Bind points the layers at w and g (each len(s.W) long) and makes them
+// s.W and s.G.
+func (s *Sequential) Bind(w, g []float32) {
+	if len(w) != s.Offsets[len(s.Layers)] || len(g) != len(w) {
+		panic(fmt.Sprintf("nn: Bind: %d and %d parameters, model has %d", len(w), len(g), s.Offsets[len(s.Layers)]))
+	}
+	s.W, s.G = w, g
+	for i, l := range s.Layers {
+		l.Bind(w[s.Offsets[i]:s.Offsets[i+1]], g[s.Offsets[i]:s.Offsets[i+1]])
+	}
+}
+
+// NumParams is the length of W.
+func (s *Sequential) NumParams() int { return len(s.W) }
+
+// Forward runs the layers in order. before, if not nil, is called with a
+// layer's index just before that layer runs (a trainer waits there for
+// the layer's fresh parameters).
+func (s *Sequential) Forward(x *Tensor, train bool, before func(layer int)) *Tensor {
+	for i, l := range s.Layers {
+		if before != nil {
+			before(i)
+		}
+		x = l.Forward(x, train)
+	}
+	return x
+}
+
+// Backward runs the layers in reverse order from dy, the gradient of the
+// loss with respect to the model's output, filling G. after, if not nil,
+// is called with a layer's index once that layer's gradients are final
+// (a trainer starts reducing a bucket there). The first layer is not asked
+// for its input gradient.
+func (s *Sequential) Backward(dy *Tensor, after func(layer int)) {
+	for i := len(s.Layers) - 1; i >= 0; i-- {
+		dy = s.Layers[i].Backward(dy, i > 0)
+		if after != nil {
+			after(i)
+		}
+	}
+}
