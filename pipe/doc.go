@@ -1,0 +1,116 @@
+// Package pipe is SAPipe (NeurIPS 2022, "SAPipe: Staleness-Aware Pipeline
+// for Data Parallel DNN Training"): a data-parallel trainer over a
+// collective.Communicator with three ways of meeting gradients and
+// updates, bucketed gradient reduction that overlaps compute, and the
+// staleness compensation fused into the optimizer's single pass.
+//
+// # Data parallel
+//
+// Every rank holds a replica of an nn.Sequential. Step t on rank i computes
+// the local gradient g_t^i on the rank's own samples (see Shard); the
+// averaged gradient G_t = mean_i g_t^i is obtained by allreduce (Avg); every
+// rank applies the same updates, so the real parameters are identical on
+// every rank, bit for bit, after every step. O(w, g) is one step of the
+// nn.Optimizer.
+//
+// # Buckets
+//
+// The parameters are one flat vector in layer order. Backward produces
+// gradients from the last layer to the first; the trainer cuts the layers,
+// in that reverse order, into buckets that close once they hold
+// Config.BucketBytes (whole layers, Horovod's tensor fusion) and at the
+// border between stale and fresh layers. A bucket's allreduce is issued
+// (IAllReduce, running on the communicator's goroutine) as soon as backward
+// has finished the bucket's first layer, so it overlaps the rest of
+// backward. Collectives of one communicator run in issue order. Local
+// gradients and reduced gradients are double-buffered by step parity, so a
+// reduction may stay in flight while the next step's backward writes the
+// other buffer.
+//
+// # Modes
+//
+// With the weights w_t that step t computes with:
+//
+//   - BSP (non-stale, BytePS): w_{t+1} = O(w_t, G_t). At the end of step t the
+//     trainer waits for every bucket of step t and applies it. Communication
+//     overlaps only the rest of step t's backward.
+//   - PipeSGD (staleness 1, no compensation): w_{t+1} = O(w_t, G_{t-1}). At the
+//     start of step t+1 the trainer waits for the buckets of step t-1 and
+//     applies them; the reduction of step t overlaps all of step t+1.
+//   - SAPipe (partial staleness): the first Config.StaleLayers layers that
+//     have parameters (default 1) are stale as in PipeSGD; every other layer
+//     is fresh: just before its forward in step t+1, the trainer waits for
+//     the reduced gradient of its bucket from step t and applies it, so its
+//     communication overlaps the backward of the layers before it in step t
+//     and their forward in step t+1. Stale layers get the compensation below
+//     (each part on or off, for ablation). These layers' gradients come last
+//     in backward and are needed first in forward, which is why their
+//     communication cannot be hidden without staleness.
+//
+// PipeSGD and SAPipe first take Config.Warmup steps as BSP. The first stale
+// step t0 = Warmup issues gradients that are applied at the start of step
+// t0+2, so the stale layers take no update at the start of step t0+1 (the
+// pipeline's bubble). Flush drains: it applies every pending reduction
+// without compensation.
+//
+// # Staleness compensation (SAPipe, stale layers only)
+//
+// The update at the start of step t+1 applies G_{t-1}, computed at step
+// t-1, to the real weights w_t. It is one pass over the bucket's
+// parameters (nn.Update), per parameter:
+//
+//  1. delay compensation (Config.Compensate; DC-ASGD's first-order Taylor
+//     correction with a diagonal Hessian approximation), with
+//     dw = w_t - w_{t-1}, the real weights now and one update back:
+//     G' = G + lambda*G*G*dw, or with Config.Adaptive
+//     G' = G + lambda*G*G*dw/sqrt(G*G + 1e-7); lambda is Config.Lambda
+//     (default 0.04). dw is taken on the real weights even with weight
+//     prediction: the predicted ones differ between ranks, and a
+//     correction computed from them would make the real weights drift
+//     apart;
+//  2. w_{t-1} := w_t, kept for the next compensation. Optimizers that
+//     know their last step from their state (nn.DeltaFromState: SGD, whose
+//     last step moved the weights by -lr*v) need no copy: dw comes from
+//     the momentum, and the first update after a step start without one
+//     (the bubble, after a Flush) goes uncompensated, as dw is then zero;
+//  3. the real update w_{t+1} = O(w_t, G'), advancing the optimizer's
+//     state;
+//  4. weight prediction (Config.Predict): a throw-away step from the new
+//     real weights with an estimate of the gradient G_t still in flight,
+//     w^_{t+2} = O(w_{t+1}, G^_t), the optimizer's state change discarded.
+//     Step t+1 computes with w^_{t+2}, the estimate of the weights its
+//     gradient will be applied to. Estimators: Local (default,
+//     G^_t = g_t^i, this rank's own gradient of step t) and PrevSync
+//     (G^_t = G_{t-1}, the gradient just applied).
+//
+// Without prediction the model computes with the real weights. With
+// prediction the real weights live in a second vector (Trainer.Real) and
+// the weights the model computes with differ between ranks; only the real ones are kept identical. The
+// fresh layers are updated plainly and their live weights are their real
+// ones. When a stale layer has no update due (warm-up, the bubble, after a
+// Flush) step 2 alone runs, as a copy of the real weights.
+//
+// # Cost
+//
+// Compensation and prediction are the same single pass as a plain
+// optimizer step with up to three more vectors read or written (w_{t-1},
+// the live weights, the estimate): Stats.Update measures the passes.
+//
+// # Time
+//
+// Each Step returns Stats: wall time; compute (wall minus exposed);
+// communication (the time the step's consumed reductions occupied the
+// communicator, from issue or the end of the reduction before to
+// completion); exposed communication (the time the step blocked waiting for
+// a reduction). Throttle makes a communicator as slow as a link of a given
+// bandwidth, so that a single machine can show what overlap buys when
+// communication is as long as compute.
+//
+// # Concurrency
+//
+// A Trainer is driven by one goroutine. Its reductions run on the
+// communicator's goroutines and on one waiting goroutine per bucket and
+// step. The context given to Step bounds the waits; when it ends the
+// communicator is aborted, since a reduction in flight owns the gradient
+// buffers and cannot be withdrawn from the peers.
+package pipe

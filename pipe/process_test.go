@@ -1,0 +1,107 @@
+package pipe
+
+// A short run under mpirun: the test binary re-executes itself as the
+// ranks (WEFT_TEST_ROLE=train), which report "RESULT ..." lines.
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/nn"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("WEFT_TEST_ROLE") == "train" {
+		if err := trainRank(); err != nil {
+			fmt.Printf("RESULT error %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func trainRank() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := collective.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	nn.SetThreads(1)
+	data := synthetic(2048, 8, 3, 1)
+	m := nn.MLP(1, 8, 32, 3)
+	tr, err := New(ctx, c, m, &nn.SGD{LR: 0.1, Momentum: 0.9}, Config{Mode: SAPipe, Warmup: 2, Predict: true, Compensate: true, BucketBytes: 256})
+	if err != nil {
+		return err
+	}
+	var losses []float64
+	if _, err := tr.Epoch(ctx, data, EpochOptions{Batch: 16, Seed: 1, MaxSteps: 40, Each: func(s Stats) { losses = append(losses, s.Loss) }}); err != nil {
+		return err
+	}
+	if err := tr.Flush(ctx); err != nil {
+		return err
+	}
+	h := fnv.New64a()
+	for _, v := range tr.Real() {
+		b := math.Float32bits(v)
+		h.Write([]byte{byte(b), byte(b >> 8), byte(b >> 16), byte(b >> 24)})
+	}
+	mean := func(s []float64) float64 {
+		var t float64
+		for _, v := range s {
+			t += v
+		}
+		return t / float64(len(s))
+	}
+	fmt.Printf("RESULT rank=%d first=%.4f last=%.4f params=%x\n", c.Rank(), mean(losses[:5]), mean(losses[len(losses)-5:]), h.Sum64())
+	return nil
+}
+
+// TestMPI trains SAPipe on 2 ranks under mpirun over Weft's TCP transport
+// and checks that the loss falls and both ranks end with the same bits.
+func TestMPI(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpirun, "-np", "2", "-x", "WEFT_TEST_ROLE=train", "-x", "WEFT_BACKEND=tcp", os.Args[0])
+	cmd.Env = append(os.Environ(),
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
+		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	var params []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "RESULT rank=") {
+			continue
+		}
+		var rank int
+		var first, last float64
+		var p string
+		if _, err := fmt.Sscanf(line, "RESULT rank=%d first=%f last=%f params=%s", &rank, &first, &last, &p); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if !(last < 0.7*first) {
+			t.Errorf("rank %d: loss %.4f -> %.4f, did not fall", rank, first, last)
+		}
+		params = append(params, p)
+	}
+	if len(params) != 2 || params[0] != params[1] {
+		t.Fatalf("want two ranks with the same parameters, got %v\n%s", params, out)
+	}
+}
