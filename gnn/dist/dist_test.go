@@ -1,0 +1,290 @@
+package dist_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/gnn/dist"
+	"github.com/weft-hpc/weft/gnn/feature"
+	"github.com/weft-hpc/weft/gnn/internal/gnntest"
+	"github.com/weft-hpc/weft/gnn/sample"
+	"github.com/weft-hpc/weft/hdf5io"
+)
+
+var fixtureOpt = gnntest.Options{Nodes: 1500, Blocks: 6, DegIn: 10, DegOut: 3, FeatDim: 8, Seed: 11, Parts: []int{2, 3}, ContiguousPart: true}
+
+func TestBook(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	assign := make([]int32, 5000)
+	for v := range assign {
+		assign[v] = int32(r.IntN(3))
+		if v > 0 && r.IntN(4) > 0 {
+			assign[v] = assign[v-1] // runs
+		}
+	}
+	b, err := dist.NewBook(assign, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := make([]int64, 3)
+	for v, p := range assign {
+		gp, l := b.Locate(int64(v))
+		if gp != int(p) || l != next[p] {
+			t.Fatalf("node %d: (%d, %d), want (%d, %d)", v, gp, l, p, next[p])
+		}
+		next[p]++
+	}
+	for p := range 3 {
+		var n int64
+		for _, rg := range b.Owned(p) {
+			for v := rg.Lo; v < rg.Hi; v++ {
+				if assign[v] != int32(p) {
+					t.Fatalf("range %v of part %d holds node %d of part %d", rg, p, v, assign[v])
+				}
+			}
+			n += rg.Hi - rg.Lo
+		}
+		if n != b.NumOwned(p) || n != next[p] {
+			t.Fatalf("part %d: ranges cover %d nodes, owns %d", p, n, next[p])
+		}
+	}
+	t.Logf("%d nodes, %d runs, %d bytes", len(assign), b.NumRuns(), b.SizeBytes())
+	if _, err := dist.NewBook([]int32{0, 3}, 3); err == nil {
+		t.Error("part 3 of 3 accepted")
+	}
+	if got := dist.Coalesce([]dist.Range{{0, 2}, {4, 5}, {40, 41}}, 2); !slices.Equal(got, []dist.Range{{0, 5}, {40, 41}}) {
+		t.Errorf("Coalesce: %v", got)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	fx := gnntest.New(t, fixtureOpt)
+	for _, name := range []string{"p3", "c3"} {
+		for _, gap := range []int64{-1, 0} {
+			for part := range 3 {
+				s, err := dist.Load(fx.Path, name, part, dist.LoadOptions{MaxGap: gap, SlabRows: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkShard(t, fx, s, name, part)
+				if part == 0 {
+					t.Logf("%s gap %d: %+v", name, gap, s.Stats())
+				}
+			}
+		}
+	}
+	if _, err := dist.Load(fx.Path, "nope", 0, dist.LoadOptions{}); !errors.Is(err, dist.ErrNoPartition) || !errors.Is(err, hdf5io.ErrNotFound) {
+		t.Errorf("missing partition: %v", err)
+	} else {
+		t.Logf("missing partition: %v", err)
+	}
+	if _, err := dist.Load(fx.Path, "p2", 2, dist.LoadOptions{}); err == nil {
+		t.Error("part 2 of 2 accepted")
+	}
+}
+
+func checkShard(t *testing.T, fx *gnntest.Fixture, s *dist.Shard, name string, part int) {
+	t.Helper()
+	assign := fx.G.Partitions[name].Assign
+	var want []int64
+	for v, p := range assign {
+		if int(p) == part {
+			want = append(want, int64(v))
+		}
+	}
+	if !slices.Equal(s.IDs(), want) {
+		t.Fatalf("%s part %d: owned ids differ", name, part)
+	}
+	d := fx.G.FeatDim
+	for i, v := range s.IDs() {
+		if !slices.Equal(s.Neighbors(int64(i), nil), fx.CSR.Neighbors(v, nil)) {
+			t.Fatalf("node %d: neighbours differ", v)
+		}
+		if !slices.Equal(s.Row(int64(i)), fx.G.Feat[v*int64(d):(v+1)*int64(d)]) || s.Label(int64(i)) != fx.G.Label[v] {
+			t.Fatalf("node %d: features or label differ", v)
+		}
+	}
+	var train []int64
+	for _, v := range fx.G.Splits["train"] {
+		if int(assign[v]) == part {
+			train = append(train, v)
+		}
+	}
+	if !slices.Equal(s.Train(), train) {
+		t.Fatalf("%s part %d: training nodes differ", name, part)
+	}
+}
+
+// runRanks runs f on every rank of an in-process world and returns their
+// errors.
+func runRanks(t *testing.T, n int, f func(c collective.Communicator) error) []error {
+	t.Helper()
+	comms, err := collective.NewLocal(n, collective.WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() {
+			defer comms[r].Close()
+			errs[r] = f(comms[r])
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestDistributedSamplingEqualsLocal: every rank samples batches of seeds
+// spread over the whole graph; each batch must equal what one process with
+// the whole graph draws for the same key.
+func TestDistributedSamplingEqualsLocal(t *testing.T) {
+	fx := gnntest.New(t, fixtureOpt)
+	fanouts := []int{4, 6, 8}
+	ref, _ := sample.New(sample.CSRSource{G: fx.CSR}, fanouts, 5)
+	for _, P := range []int{2, 3} {
+		t.Run(fmt.Sprint(P, "ranks"), func(t *testing.T) {
+			var traffic [3]dist.CommStats
+			errs := runRanks(t, P, func(c collective.Communicator) error {
+				sh, err := dist.Load(fx.Path, fmt.Sprint("p", P), c.Rank(), dist.LoadOptions{})
+				if err != nil {
+					return err
+				}
+				src, err := dist.NewSource(sh, c)
+				if err != nil {
+					return err
+				}
+				s, err := sample.New(src, fanouts, 5)
+				if err != nil {
+					return err
+				}
+				r := rand.New(rand.NewPCG(uint64(c.Rank()), 3))
+				for b := range 4 {
+					var seeds []int64
+					if !(c.Rank() == 1 && b == 2) { // one rank with an empty batch
+						seeds = toInt64(r.Perm(1500)[:20+c.Rank()])
+					}
+					id := int64(b*P + c.Rank())
+					got, err := s.Sample(context.Background(), slices.Clone(seeds), 1, id)
+					if err != nil {
+						return err
+					}
+					want, _ := ref.Sample(context.Background(), seeds, 1, id)
+					if !equalMFG(got, want) {
+						return fmt.Errorf("rank %d batch %d: distributed blocks differ from single-process blocks", c.Rank(), b)
+					}
+				}
+				traffic[c.Rank()] = src.Stats()
+				return nil
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("rank 0 sampling traffic: %+v", traffic[0])
+			if traffic[0].Requested == 0 || traffic[0].Served == 0 {
+				t.Error("no remote sampling happened")
+			}
+		})
+	}
+}
+
+func toInt64[T int | int64](s []T) []int64 {
+	out := make([]int64, len(s))
+	for i, v := range s {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+func equalMFG(a, b *sample.MFG) bool {
+	if len(a.Blocks) != len(b.Blocks) {
+		return false
+	}
+	for l := range a.Blocks {
+		x, y := &a.Blocks[l], &b.Blocks[l]
+		if x.NumDst != y.NumDst || !slices.Equal(x.Src, y.Src) || !slices.Equal(x.Indptr, y.Indptr) || !slices.Equal(x.Indices, y.Indices) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestFetch(t *testing.T) {
+	fx := gnntest.New(t, fixtureOpt)
+	d := fx.G.FeatDim
+	for _, policy := range []string{dist.PolicyNone, dist.PolicyStatic, dist.PolicyFIFO} {
+		t.Run(policy, func(t *testing.T) {
+			errs := runRanks(t, 3, func(c collective.Communicator) error {
+				sh, err := dist.Load(fx.Path, "p3", c.Rank(), dist.LoadOptions{})
+				if err != nil {
+					return err
+				}
+				st, err := dist.NewStore(context.Background(), sh, c, dist.CacheOptions{Policy: policy, Budget: 200 * 4 * int64(d)})
+				if err != nil {
+					return err
+				}
+				r := rand.New(rand.NewPCG(uint64(c.Rank()), 9))
+				for round := range 5 {
+					ids := toInt64(r.Perm(1500)[:300])
+					if round == 4 && c.Rank() == 0 {
+						ids = nil
+					}
+					out := make([]float32, len(ids)*d)
+					if err := st.Fetch(context.Background(), ids, out); err != nil {
+						return err
+					}
+					for i, v := range ids {
+						if !slices.Equal(out[i*d:(i+1)*d], fx.G.Feat[v*int64(d):(v+1)*int64(d)]) {
+							return fmt.Errorf("rank %d: row of node %d differs from the file", c.Rank(), v)
+						}
+					}
+				}
+				if c.Rank() == 0 {
+					t.Logf("%s: cache %v; traffic %+v", policy, st.CacheStats(), st.Stats())
+				}
+				if policy != dist.PolicyNone && st.CacheStats().Hits == 0 {
+					return fmt.Errorf("rank %d: no cache hits", c.Rank())
+				}
+				return nil
+			})
+			for _, err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestStoreErrors(t *testing.T) {
+	g := gnntest.Graph(t, fixtureOpt)
+	sh, err := dist.FromGraph(g, "", 0, dist.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: 1 << 55})
+	if !errors.Is(err, feature.ErrBudget) {
+		t.Errorf("huge budget: %v", err)
+	} else {
+		t.Logf("huge budget: %v", err)
+	}
+	if _, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: "lru"}); err == nil {
+		t.Error("unknown policy accepted")
+	}
+	sh2, _ := dist.FromGraph(g, "p2", 0, dist.LoadOptions{})
+	if _, err := dist.NewSource(sh2, nil); err == nil {
+		t.Error("2-part shard without a communicator accepted")
+	}
+	if _, err := dist.FromGraph(g, "p9", 0, dist.LoadOptions{}); !errors.Is(err, dist.ErrNoPartition) {
+		t.Errorf("missing partition: %v", err)
+	}
+}

@@ -1,0 +1,198 @@
+package feature
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Cache keeps feature rows of some nodes. Lookup copies a cached row into
+// dst and reports a hit; Insert offers a row fetched after a miss (a cache
+// may ignore it). Rows are FeatDim float32s; the cache copies them, so the
+// caller keeps its slices.
+type Cache interface {
+	Lookup(id int64, dst []float32) bool
+	Insert(id int64, row []float32)
+	// Capacity is the most rows the cache holds.
+	Capacity() int
+	// Policy names the policy: "static" or "fifo".
+	Policy() string
+	// Stats returns the counters since the cache was made.
+	Stats() Stats
+}
+
+// Stats counts cache traffic. Subtract two snapshots for one epoch.
+type Stats struct {
+	Lookups   int64
+	Hits      int64
+	Inserts   int64
+	Evictions int64
+	RowBytes  int64 // bytes of one row, to turn hits into bytes saved
+}
+
+// HitRatio is Hits/Lookups, 0 without lookups.
+func (s Stats) HitRatio() float64 {
+	if s.Lookups == 0 {
+		return 0
+	}
+	return float64(s.Hits) / float64(s.Lookups)
+}
+
+// BytesSaved is the feature traffic the hits avoided.
+func (s Stats) BytesSaved() int64 { return s.Hits * s.RowBytes }
+
+// Sub returns s - t, counter by counter (RowBytes is kept).
+func (s Stats) Sub(t Stats) Stats {
+	return Stats{s.Lookups - t.Lookups, s.Hits - t.Hits, s.Inserts - t.Inserts, s.Evictions - t.Evictions, s.RowBytes}
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("%d lookups, %d hits (%.1f%%), %d inserts, %d evictions, %d bytes saved",
+		s.Lookups, s.Hits, 100*s.HitRatio(), s.Inserts, s.Evictions, s.BytesSaved())
+}
+
+type counters struct{ lookups, hits, inserts, evictions atomic.Int64 }
+
+func (c *counters) stats(dim int) Stats {
+	return Stats{c.lookups.Load(), c.hits.Load(), c.inserts.Load(), c.evictions.Load(), 4 * int64(dim)}
+}
+
+// Static is PaGraph's cache: a fixed set of rows, filled once, never
+// evicted.
+type Static struct {
+	dim  int
+	ids  []int64 // sorted
+	data []float32
+	n    counters
+}
+
+// NewStatic caches the first capacity nodes of ranked (best first; ids
+// must be distinct) and fills their rows with fill, which gets the chosen
+// ids in ascending order and writes len(ids)*dim values. It blocks while
+// fill runs.
+func NewStatic(dim, capacity int, ranked []int64, fill func(ids []int64, out []float32) error) (*Static, error) {
+	if dim <= 0 || capacity < 0 {
+		return nil, fmt.Errorf("feature: static cache of %d rows of width %d", capacity, dim)
+	}
+	ids := slices.Clone(ranked[:min(capacity, len(ranked))])
+	slices.Sort(ids)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] == ids[i-1] {
+			return nil, fmt.Errorf("feature: node %d ranked twice", ids[i])
+		}
+	}
+	s := &Static{dim: dim, ids: ids, data: make([]float32, len(ids)*dim)}
+	if fill != nil {
+		if err := fill(ids, s.data); err != nil {
+			return nil, fmt.Errorf("feature: filling static cache: %w", err)
+		}
+	}
+	s.n.inserts.Store(int64(len(ids)))
+	return s, nil
+}
+
+// Lookup implements Cache.
+func (s *Static) Lookup(id int64, dst []float32) bool {
+	s.n.lookups.Add(1)
+	i, ok := slices.BinarySearch(s.ids, id)
+	if !ok {
+		return false
+	}
+	s.n.hits.Add(1)
+	copy(dst, s.data[i*s.dim:(i+1)*s.dim])
+	return true
+}
+
+// Insert implements Cache: a static cache ignores misses.
+func (s *Static) Insert(int64, []float32) {}
+
+// Capacity implements Cache.
+func (s *Static) Capacity() int { return len(s.ids) }
+
+// Policy implements Cache.
+func (s *Static) Policy() string { return "static" }
+
+// Stats implements Cache.
+func (s *Static) Stats() Stats { return s.n.stats(s.dim) }
+
+// FIFO is BGL's dynamic cache: a ring buffer of rows.
+type FIFO struct {
+	dim    int
+	mu     sync.Mutex
+	slot   map[int64]int32 // node -> slot
+	owner  []int64         // slot -> node, -1 when empty
+	data   []float32
+	cursor int
+	n      counters
+}
+
+// NewFIFO makes an empty FIFO cache of capacity rows of dim values.
+func NewFIFO(dim, capacity int) (*FIFO, error) {
+	if dim <= 0 || capacity < 0 {
+		return nil, fmt.Errorf("feature: fifo cache of %d rows of width %d", capacity, dim)
+	}
+	c := &FIFO{dim: dim, slot: make(map[int64]int32, capacity), owner: make([]int64, capacity), data: make([]float32, capacity*dim)}
+	for i := range c.owner {
+		c.owner[i] = -1
+	}
+	return c, nil
+}
+
+// Lookup implements Cache.
+func (c *FIFO) Lookup(id int64, dst []float32) bool {
+	c.n.lookups.Add(1)
+	c.mu.Lock()
+	i, ok := c.slot[id]
+	if ok {
+		copy(dst, c.data[int(i)*c.dim:(int(i)+1)*c.dim])
+	}
+	c.mu.Unlock()
+	if ok {
+		c.n.hits.Add(1)
+	}
+	return ok
+}
+
+// Insert implements Cache: the row goes into the slot under the cursor,
+// evicting its node, and the cursor advances. A node already cached is left
+// where it is.
+func (c *FIFO) Insert(id int64, row []float32) {
+	if len(c.owner) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.slot[id]; ok {
+		return
+	}
+	i := c.cursor
+	if old := c.owner[i]; old >= 0 {
+		delete(c.slot, old)
+		c.n.evictions.Add(1)
+	}
+	c.owner[i] = id
+	c.slot[id] = int32(i)
+	copy(c.data[i*c.dim:(i+1)*c.dim], row)
+	c.cursor = (i + 1) % len(c.owner)
+	c.n.inserts.Add(1)
+}
+
+// Capacity implements Cache.
+func (c *FIFO) Capacity() int { return len(c.owner) }
+
+// Policy implements Cache.
+func (c *FIFO) Policy() string { return "fifo" }
+
+// Stats implements Cache.
+func (c *FIFO) Stats() Stats { return c.n.stats(c.dim) }
+
+var (
+	_ Cache = (*Static)(nil)
+	_ Cache = (*FIFO)(nil)
+)
+
+// ErrBudget is wrapped by the error CheckBudget returns for a budget the
+// machine cannot hold.
+var ErrBudget = errors.New("feature: cache budget too large")

@@ -1,0 +1,68 @@
+package feature
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func row(v int64) []float32 { return []float32{float32(v), -float32(v)} }
+
+func TestFIFO(t *testing.T) {
+	c, err := NewFIFO(2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]float32, 2)
+	for v := int64(1); v <= 4; v++ {
+		c.Insert(v, row(v))
+	}
+	c.Insert(4, row(99)) // already cached: unchanged
+	if c.Lookup(1, dst) {
+		t.Error("node 1 should be evicted first")
+	}
+	for v := int64(2); v <= 4; v++ {
+		if !c.Lookup(v, dst) || !slices.Equal(dst, row(v)) {
+			t.Errorf("node %d: %v", v, dst)
+		}
+	}
+	s := c.Stats()
+	if s.Lookups != 4 || s.Hits != 3 || s.Inserts != 4 || s.Evictions != 1 || s.BytesSaved() != 24 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestStatic(t *testing.T) {
+	c, err := NewStatic(2, 2, []int64{9, 3, 5}, func(ids []int64, out []float32) error {
+		if !slices.Equal(ids, []int64{3, 9}) {
+			t.Errorf("fill got %v", ids)
+		}
+		for i, v := range ids {
+			copy(out[2*i:], row(v))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]float32, 2)
+	c.Insert(5, row(5))
+	if c.Lookup(5, dst) || !c.Lookup(9, dst) || !slices.Equal(dst, row(9)) {
+		t.Error("static cache holds the wrong rows")
+	}
+	if _, err := NewStatic(2, 2, []int64{1, 1}, nil); err == nil {
+		t.Error("duplicate ranking accepted")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	if n, ok := parseMemAvailable([]byte("MemTotal: 100 kB\nMemAvailable:   2048 kB\n")); !ok || n != 2<<20 {
+		t.Errorf("parse: %d %v", n, ok)
+	}
+	if _, err := Rows(1<<60, 4); !errors.Is(err, ErrBudget) {
+		t.Errorf("huge budget: %v", err)
+	}
+	if n, err := Rows(1600, 4); err != nil || n != 100 {
+		t.Errorf("Rows(1600, 4) = %d, %v", n, err)
+	}
+}

@@ -1,0 +1,28 @@
+// Package model holds the GNN models Weft trains on sampled blocks:
+// GraphSAGE with the mean aggregator (Hamilton, Ying and Leskovec,
+// "Inductive Representation Learning on Large Graphs", NeurIPS 2017) and
+// GCN (Kipf and Welling, ICLR 2017) in its sampled-block form, each layer
+// with an explicit backward pass over package nn's tensors and sgemm.
+//
+// A model reads the blocks a neighbour sampler produced for one batch
+// (DGL's message-flow graphs, outermost layer first) and the input
+// features of the first block's sources, and returns logits for the
+// batch's seed nodes. Its parameters and gradients are two flat vectors
+// (W, G), as in nn.Sequential, so a data-parallel trainer allreduces them
+// as one.
+//
+// Layer definitions (x: the layer's input rows, N(d): the sampled
+// neighbours of destination d, deg(d) = |N(d)|):
+//
+//	SAGE: y_d = W_self x_d + W_neigh mean_{s in N(d)} x_s + b
+//	      (the mean is zero when N(d) is empty)
+//	GCN:  y_d = W (x_d + sum_{s in N(d)} x_s) / (deg(d) + 1) + b
+//
+// (GCN's symmetric normalisation 1/sqrt(deg(d) deg(s)) needs the full
+// degrees, which a sampled block does not carry; the mean over the node and
+// its sampled neighbours is what DGL's sampled-GCN examples use.) Hidden
+// layers are followed by ReLU and dropout.
+//
+// A Model is used by one goroutine at a time; Forward and Backward
+// alternate. Pure Go apart from nn's sgemm (OpenBLAS through cgo).
+package model
