@@ -1,0 +1,5 @@
+package nccl
+
+import "syscall"
+
+func gettid() int { return syscall.Gettid() }
