@@ -1,0 +1,96 @@
+package psmode
+
+import (
+	"fmt"
+	"math"
+)
+
+// Optimizer is the server-side update rule applied to each key once its
+// gradient is complete (the mean over workers in synchronous mode, one
+// worker's gradient divided by the number of workers in asynchronous mode).
+// The zero value is plain SGD with learning rate 0.01.
+type Optimizer struct {
+	Kind        string  // "sgd" (default), "momentum" or "adam"
+	LR          float32 // learning rate (0: 0.01)
+	Momentum    float32 // momentum (0: 0.9)
+	Beta1       float32 // Adam (0: 0.9)
+	Beta2       float32 // Adam (0: 0.999)
+	Eps         float32 // Adam (0: 1e-8)
+	WeightDecay float32 // L2 added to the gradient
+}
+
+func (o Optimizer) withDefaults() (Optimizer, error) {
+	if o.Kind == "" {
+		o.Kind = "sgd"
+	}
+	if o.LR == 0 {
+		o.LR = 0.01
+	}
+	if o.Momentum == 0 {
+		o.Momentum = 0.9
+	}
+	if o.Beta1 == 0 {
+		o.Beta1 = 0.9
+	}
+	if o.Beta2 == 0 {
+		o.Beta2 = 0.999
+	}
+	if o.Eps == 0 {
+		o.Eps = 1e-8
+	}
+	switch o.Kind {
+	case "sgd", "momentum", "adam":
+		return o, nil
+	}
+	return o, fmt.Errorf("psmode: optimizer %q: want sgd, momentum or adam", o.Kind)
+}
+
+// StateSlots is the number of state arrays of the key's length the
+// optimizer keeps (moved with the key on migration).
+func (o Optimizer) StateSlots() int {
+	switch o.Kind {
+	case "momentum":
+		return 1
+	case "adam":
+		return 2
+	}
+	return 0
+}
+
+// Apply updates w in place with gradient g*scale; state holds StateSlots()
+// arrays of len(w) (zero at first) and t is the number of earlier updates of
+// this key. Workers that reduce with allreduce call the same function, so
+// both paths compute the same numbers.
+func (o Optimizer) Apply(w, g []float32, scale float32, state [][]float32, t int64) {
+	if len(g) != len(w) {
+		panic(fmt.Sprintf("psmode: optimizer: %d weights, %d gradients", len(w), len(g)))
+	}
+	lr, wd := o.LR, o.WeightDecay
+	switch o.Kind {
+	case "sgd", "":
+		for i := range w {
+			w[i] -= lr * (g[i]*scale + wd*w[i])
+		}
+	case "momentum":
+		v := state[0][:len(w)]
+		mu := o.Momentum
+		for i := range w {
+			v[i] = mu*v[i] + g[i]*scale + wd*w[i]
+			w[i] -= lr * v[i]
+		}
+	case "adam":
+		m, v := state[0][:len(w)], state[1][:len(w)]
+		b1, b2 := o.Beta1, o.Beta2
+		c1 := float32(1 - math.Pow(float64(b1), float64(t+1)))
+		c2 := float32(1 - math.Pow(float64(b2), float64(t+1)))
+		step := lr / c1
+		for i := range w {
+			gi := g[i]*scale + wd*w[i]
+			m[i] = b1*m[i] + (1-b1)*gi
+			v[i] = b2*v[i] + (1-b2)*gi*gi
+			w[i] -= step * m[i] / (float32(math.Sqrt(float64(v[i]/c2))) + o.Eps)
+		}
+	default:
+		panic("psmode: unknown optimizer " + o.Kind)
+	}
+}

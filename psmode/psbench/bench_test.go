@@ -1,0 +1,43 @@
+package psbench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/weft-hpc/weft/graph"
+)
+
+// TestBenchSmall runs the four jobs at a tiny size: the table and the
+// plot come out, and the MLP learns.
+func TestBenchSmall(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(graph.FashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skip("Fashion-MNIST not installed (dataset-fashion-mnist)")
+	}
+	var log bytes.Buffer
+	res, err := Bench(context.Background(), Config{Workers: 2, Servers: 2, Params: 200_000, Hidden: 16, Steps: 30, Onset: 4,
+		PartitionBytes: 64 << 10, Limit: 3000, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	res.Table(&b)
+	t.Log("\n" + b.String())
+	for _, r := range res.Runs {
+		if len(r.Times) != 30 {
+			t.Errorf("%s: %d step times", r.Name(), len(r.Times))
+		}
+		if r.Accuracy < 0.3 {
+			t.Errorf("%s: test accuracy %.3f: the MLP does not learn", r.Name(), r.Accuracy)
+		}
+	}
+	png := filepath.Join(t.TempDir(), "ps.png")
+	if err := res.Plot(png); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() < 1000 {
+		t.Errorf("plot: %v", err)
+	}
+}
