@@ -9,7 +9,8 @@ export OMPI_MCA_rmaps_base_oversubscribe := 1
 export OMPI_MCA_btl_tcp_if_include := lo
 export OMPI_MCA_oob_tcp_if_include := lo
 
-.PHONY: all deps build demo test test-short vet fuzz bench bench-vs-mpi clean
+
+.PHONY: all deps build demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi clean
 
 all: build
 
@@ -20,9 +21,19 @@ deps:
 build:
 	$(GO) build $$(pkg-config --exists ompi-c 2>/dev/null && echo -tags mpi) -o bin/weft ./cmd/weft
 
-# The main job: NP ranks under mpirun, allreduce over Weft's own
-# transports (shared memory on one host, TCP between hosts).
+# The main job: distributed GNN training with the BGL pipeline. A
+# Fashion-MNIST k-NN graph (20,000 real images, their labels and splits) is
+# generated, partitioned into NP parts with BGL's partitioner, and NP ranks
+# under mpirun train GraphSAGE on it over Weft's own transports (shared
+# memory on one host, TCP between hosts), a table row per epoch.
+DEMO ?= bin/demo-fmnist.h5
 demo: deps build
+	test -f $(DEMO) || bin/weft gen fmnist-knn --limit 10000 -o $(DEMO)
+	bin/weft partition --algo bgl -k $(NP) --force $(DEMO)
+	mpirun -np $(NP) -x WEFT_BACKEND=tcp bin/weft train gnn --data $(DEMO) --partition bgl --epochs 5 --batch 256 --dropout 0.2
+
+# The collectives' table: allreduce on NP ranks, nccl-tests' columns.
+demo-allreduce: deps build
 	mpirun -np $(NP) -x WEFT_BACKEND=tcp bin/weft bench allreduce -b 8 -e 64M -f 4
 
 # Every test: unit tests, the conformance suite over goroutines with -race,
@@ -66,3 +77,17 @@ bench-vs-mpi: deps build
 
 clean:
 	rm -rf bin
+
+# GPU validation, in two halves: here (a Go toolchain, no GPU needed) build
+# the test binaries and weft into bin/gpu with the script; on the GPU
+# machine (CUDA 13 driver, NCCL from the nvidia-nccl-cu13 wheel, no Go) run
+# bin/gpu/gpu-check.sh. The whole device run takes under 5 minutes.
+.PHONY: gpu-check
+gpu-check:
+	mkdir -p bin/gpu
+	$(GO) test -c -o bin/gpu/nccl.test ./nccl
+	$(GO) test -c -o bin/gpu/gpu.test ./gpu
+	$(GO) test -c -o bin/gpu/cuda.test ./csrc/cuda
+	$(GO) build -o bin/gpu/weft ./cmd/weft
+	cp scripts/gpu-check.sh bin/gpu/gpu-check.sh
+	@echo "gpu-check: built bin/gpu; on the GPU machine run bin/gpu/gpu-check.sh"

@@ -101,6 +101,7 @@ or in one process with --local N (goroutine ranks).`,
 	f.StringVar(&algo, "algo", "", `force algorithms, as WEFT_ALGO ("ring", "allreduce=rd")`)
 	f.IntVar(&local, "local", 0, "run N ranks as goroutines of this process instead of under a launcher")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to FILE.RANK")
+	cmd.AddCommand(benchPSCmd())
 	return cmd
 }
 

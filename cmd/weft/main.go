@@ -29,6 +29,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchCmd(), infoCmd(), genCmd(), convertCmd())
+	root.AddCommand(withBenchSapipe(benchCmd()), infoCmd(), genCmd(), convertCmd(), partitionCmd(), psCmd(), trainCmd(), gpusCmd())
 	return root
 }

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/units"
+	"github.com/weft-hpc/weft/psmode"
+	"github.com/weft-hpc/weft/psmode/psbench"
+)
+
+// psFlags are the flags `weft ps` and `weft ps bench` share.
+type psFlags struct {
+	cfg       psbench.Config
+	params    string
+	partition string
+	opt       string
+	lr        float64
+}
+
+func (f *psFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.IntVar(&f.cfg.Workers, "workers", 2, "worker ranks (the first ranks; worker 0 also runs the scheduler)")
+	fs.IntVar(&f.cfg.Servers, "servers", 4, "active server ranks at the start")
+	fs.IntVar(&f.cfg.Standby, "standby", 0, "standby server ranks that scale-out may activate")
+	fs.StringVar(&f.params, "params", "25M", "float32 parameters in all (the MLP, padded to this size)")
+	fs.StringVar(&f.partition, "partition", "", "bytes per key (default WEFT_PS_PARTITION_BYTES or 4096000)")
+	fs.IntVar(&f.cfg.Hidden, "hidden", 64, "MLP hidden units")
+	fs.IntVar(&f.cfg.Batch, "batch", 32, "images per worker per step")
+	fs.IntVar(&f.cfg.Steps, "steps", 60, "training steps")
+	fs.StringVar(&f.opt, "opt", "momentum", "server optimizer: sgd, momentum, adam")
+	fs.Float64Var(&f.lr, "lr", 0.05, "learning rate")
+	fs.Float64Var(&f.cfg.LinkRate, "link-rate", 0, "emulated per-server link in bytes/s, e.g. 5e8 (0: none; WEFT_PS_LINK_RATE)")
+	fs.IntVar(&f.cfg.PSLD.Window, "window", 0, "PSLD trial window in steps (default 5)")
+	fs.Int64Var(&f.cfg.PSLD.Seed, "seed", 0, "PSLD exploration seed (default 1)")
+}
+
+func (f *psFlags) resolve() error {
+	n, err := parseCount(f.params)
+	if err != nil {
+		return fmt.Errorf("--params: %w", err)
+	}
+	f.cfg.Params = n
+	if f.partition != "" {
+		b, err := units.ParseSize(f.partition)
+		if err != nil {
+			return fmt.Errorf("--partition: %w", err)
+		}
+		f.cfg.PartitionBytes = int(b)
+	}
+	f.cfg.Optimizer = psmode.Optimizer{Kind: f.opt, LR: float32(f.lr)}
+	f.cfg.Log = os.Stderr
+	return nil
+}
+
+// parseCount parses an element count with an optional decimal suffix:
+// "25M" is 25,000,000.
+func parseCount(s string) (int, error) {
+	mult := 1.0
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'k', 'K':
+			mult, s = 1e3, s[:n-1]
+		case 'm', 'M':
+			mult, s = 1e6, s[:n-1]
+		case 'g', 'G':
+			mult, s = 1e9, s[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a count (e.g. 25M)", s)
+	}
+	return int(v * mult), nil
+}
+
+func psCmd() *cobra.Command {
+	var (
+		f       psFlags
+		balance string
+		async   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ps",
+		Short: "Train a Fashion-MNIST MLP through parameter servers (run under mpirun or srun)",
+		Long: `Run a parameter-server job from one launch, as BytePS does: the first
+--workers ranks are workers (rank 0 also schedules), then --servers active
+server ranks, then --standby idle ones. The workers train an MLP on
+Fashion-MNIST whose parameters are padded to --params float32 and cut into
+keys; the servers aggregate the pushes and apply the optimizer.
+
+  mpirun -np 6 -x WEFT_BACKEND=tcp weft ps --workers 2 --servers 4 --balance psld
+
+WEFT_PS_SLOWDOWN=server:factor makes a server a straggler (see
+'go doc github.com/weft-hpc/weft/psmode'). 'weft ps bench' compares static
+assignment with PSLD in one process.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.resolve(); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			c, err := collective.Open(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+				fitProcs(wc.Launch())
+			}
+			data, err := psbench.LoadData(&f.cfg)
+			if err != nil {
+				return err
+			}
+			run := &psbench.Run{Balance: balance}
+			var keys int
+			pcfg, train := psbench.Job(&f.cfg, data, run, &keys)
+			pcfg.Balance, pcfg.Async, pcfg.Slowdown = balance, async, nil // env knobs apply
+			start := time.Now()
+			if err := psmode.Run(ctx, c, pcfg, train); err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
+					f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, keys, len(run.Times), time.Since(start).Seconds(), run.Throughput(min(3, len(run.Times)-1)), run.Loss, run.Accuracy, run.FinalKeys)
+				for _, e := range run.Events {
+					fmt.Fprintf(cmd.OutOrStdout(), "  step %3d %-9s %s\n", e.Step, e.Kind, e.Text)
+				}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&balance, "balance", "psld", "static or psld")
+	cmd.Flags().BoolVar(&async, "async", false, "asynchronous mode (no aggregation over workers)")
+	cmd.AddCommand(psBenchCmd())
+	return cmd
+}
+
+// benchPSCmd is `weft ps bench` named for `weft bench ps`: benchCmd hooks
+// it in with cmd.AddCommand(benchPSCmd()) (cobra finds the subcommand
+// before it reads "ps" as the collective's name).
+func benchPSCmd() *cobra.Command {
+	c := psBenchCmd()
+	c.Use = "ps"
+	return c
+}
+
+// psBenchCmd is `weft ps bench`.
+func psBenchCmd() *cobra.Command {
+	var (
+		f                 psFlags
+		plotPath, csvPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Static assignment vs PSLD, with and without a straggler, in-process ranks",
+		Long: `Run four parameter-server jobs in this process (ranks are goroutines over
+the in-process transport): static uniform key assignment and PSLD, each
+without a straggler and with one server slowed down --factor times from step
+--onset. Print a markdown table (throughput, speed-up, PSLD's convergence
+time, migrations and their pauses, loss and test accuracy) and, with --plot,
+step time over each run with PSLD's detections and decisions.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.resolve(); err != nil {
+				return err
+			}
+			res, err := psbench.Bench(cmd.Context(), f.cfg)
+			if err != nil {
+				return err
+			}
+			res.Table(cmd.OutOrStdout())
+			if csvPath != "" {
+				fh, err := os.Create(csvPath)
+				if err != nil {
+					return err
+				}
+				res.CSV(fh)
+				if err := fh.Close(); err != nil {
+					return err
+				}
+			}
+			if plotPath != "" {
+				if err := res.Plot(plotPath); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "plot: %s\n", plotPath)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	fs := cmd.Flags()
+	fs.IntVar(&f.cfg.Onset, "onset", 8, "step at which the straggler starts")
+	fs.IntVar(&f.cfg.Straggler, "straggler", 0, "server index to slow down (default: the last)")
+	fs.Float64Var(&f.cfg.Factor, "factor", 3, "slowdown factor of the straggler")
+	fs.BoolVar(&f.cfg.CPU, "cpu", false, "the straggler burns CPU (contention) instead of sleeping")
+	fs.StringVar(&csvPath, "csv", "", "write every run's step times (ms) into this CSV file")
+	fs.StringVar(&plotPath, "plot", "", "write step time over the runs into this .png/.svg file")
+	return cmd
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/nn"
+	"github.com/weft-hpc/weft/pipe"
+)
+
+// trainOpts is one data-parallel training run.
+type trainOpts struct {
+	model    string // mlp or cnn
+	cfg      pipe.Config
+	ranks    int // in-process ranks; 0: under a launcher
+	epochs   int
+	maxSteps int // per epoch, 0: all
+	skip     int // steps left out of the statistics (warm caches, warm-up)
+	batch    int // per rank
+	optim    string
+	lr       float64
+	momentum float64
+	seed     uint64
+	gbps     float64 // emulated link (pipe.Throttle), 0: none
+	threads  int
+	eval     bool // test accuracy after every epoch
+	every    int  // print a step's statistics every so many steps (rank 0)
+	out      io.Writer
+}
+
+type accPoint struct {
+	Wall float64 // seconds of training so far
+	Acc  float64
+}
+
+type trainResult struct {
+	stats pipe.Stats // rank 0, steps after skip
+	curve []accPoint // after each epoch
+	final float64    // test accuracy after the last Flush
+	bytes int        // parameter bytes
+}
+
+func (o *trainOpts) newModel() (*nn.Sequential, []int, error) {
+	switch o.model {
+	case "mlp":
+		return nn.MLP(o.seed, 784, 256, 256, 10), nil, nil
+	case "cnn":
+		return nn.CNN(o.seed, 0.25), nn.CNNInput, nil
+	}
+	return nil, nil, fmt.Errorf("unknown model %q (mlp, cnn)", o.model)
+}
+
+func (o *trainOpts) newOptimizer() (nn.Optimizer, error) {
+	switch o.optim {
+	case "sgd":
+		return &nn.SGD{LR: float32(o.lr), Momentum: float32(o.momentum)}, nil
+	case "adam":
+		return nn.NewAdam(float32(o.lr)), nil
+	}
+	return nil, fmt.Errorf("unknown optimizer %q (sgd, adam)", o.optim)
+}
+
+// runTraining trains on o.ranks goroutine ranks (or on the launcher's
+// communicator when o.ranks is 0) and returns rank 0's view.
+func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*trainResult, error) {
+	if _, _, err := o.newModel(); err != nil {
+		return nil, err
+	}
+	if _, err := o.newOptimizer(); err != nil {
+		return nil, err
+	}
+	if o.ranks == 0 {
+		c, err := collective.Open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		if o.threads == 0 {
+			o.threads = 1
+		}
+		nn.SetThreads(o.threads)
+		res, err := trainRank(ctx, o, c, train, test)
+		if c.Rank() != 0 {
+			res = nil
+		}
+		return res, err
+	}
+	comms, err := collective.NewLocal(o.ranks)
+	if err != nil {
+		return nil, err
+	}
+	if o.threads == 0 {
+		o.threads = max(1, runtime.GOMAXPROCS(0)/o.ranks)
+	}
+	nn.SetThreads(o.threads)
+	var (
+		wg   sync.WaitGroup
+		res  *trainResult
+		errs = make([]error, o.ranks)
+	)
+	for r, c := range comms {
+		wg.Go(func() {
+			defer c.Close()
+			rr, err := trainRank(ctx, o, c, train, test)
+			if err != nil {
+				errs[r] = fmt.Errorf("rank %d: %w", r, err)
+				c.Abort()
+			}
+			if r == 0 {
+				res = rr
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func trainRank(ctx context.Context, o trainOpts, comm collective.Communicator, train, test *nn.Dataset) (*trainResult, error) {
+	c := pipe.Throttle(comm, o.gbps)
+	m, shape, _ := o.newModel()
+	opt, _ := o.newOptimizer()
+	tr, err := pipe.New(ctx, c, m, opt, o.cfg)
+	if err != nil {
+		return nil, err
+	}
+	rank := c.Rank()
+	res := &trainResult{bytes: 4 * m.NumParams()}
+	if rank == 0 && o.out != nil && o.every > 0 {
+		fmt.Fprintf(o.out, "# %s %v, %d ranks, batch %d per rank, %s lr %g, link %s, buckets %s\n",
+			o.model, tr.Config(), c.Size(), o.batch, o.optim, o.lr, gbpsString(o.gbps), tr.Buckets())
+		fmt.Fprintf(o.out, "# %5s %5s %8s %10s %10s %10s %10s %10s\n", "epoch", "step", "loss", "step_ms", "compute", "comm", "exposed", "update")
+	}
+	var wall time.Duration
+	steps := 0
+	for ep := 0; ep < o.epochs; ep++ {
+		var epoch pipe.Stats
+		_, err := tr.Epoch(ctx, train, pipe.EpochOptions{
+			Epoch: ep, Batch: o.batch, Seed: o.seed, Shape: shape, MaxSteps: o.maxSteps,
+			Each: func(s pipe.Stats) {
+				steps++
+				wall += s.Wall
+				epoch.Add(s)
+				if steps > o.skip {
+					res.stats.Add(s)
+				}
+				if rank == 0 && o.out != nil && o.every > 0 && steps%o.every == 0 {
+					fmt.Fprintf(o.out, "  %5d %5d %8.4f %10.3f %10.3f %10.3f %10.3f %10.3f\n", ep, steps, s.Loss,
+						ms(s.Wall), ms(s.Compute), ms(s.Comm), ms(s.Exposed), ms(s.Update))
+				}
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		if o.eval && test != nil {
+			if rank == 0 {
+				acc := tr.Evaluate(test, 1000, shape...)
+				res.curve = append(res.curve, accPoint{Wall: wall.Seconds(), Acc: acc})
+				if o.out != nil {
+					fmt.Fprintf(o.out, "epoch %d: train loss %.4f, train acc %.4f, test acc %.4f, %.2f s of training, %.0f samples/s\n",
+						ep, epoch.Loss/float64(max(epoch.Steps, 1)), float64(epoch.Correct)/float64(max(epoch.Samples, 1)), acc,
+						wall.Seconds(), float64(epoch.Samples*c.Size())/epoch.Wall.Seconds())
+				}
+			}
+			// The other ranks wait here while rank 0 evaluates.
+			if err := c.Barrier(ctx); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tr.Flush(ctx); err != nil {
+		return nil, err
+	}
+	if rank == 0 && test != nil && o.eval {
+		res.final = tr.Evaluate(test, 1000, shape...)
+	}
+	return res, nil
+}
+
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
+
+func gbpsString(g float64) string {
+	if g <= 0 {
+		return "unthrottled"
+	}
+	return fmt.Sprintf("%.3g Gbit/s", g)
+}
+
+// addTrainFlags registers the flags shared by train and bench sapipe.
+func addTrainFlags(cmd *cobra.Command, o *trainOpts, mode *string, est *string, lambda *float64) {
+	f := cmd.Flags()
+	f.IntVar(&o.batch, "batch", 128, "samples per rank per step")
+	f.StringVar(&o.optim, "optim", "sgd", "optimizer: sgd (with momentum) or adam")
+	f.Float64Var(&o.lr, "lr", 0.05, "learning rate")
+	f.Float64Var(&o.momentum, "momentum", 0.9, "SGD momentum")
+	f.Uint64Var(&o.seed, "seed", 1, "initialisation and shuffling seed")
+	f.IntVar(&o.threads, "threads", 0, "BLAS threads per rank (0: cores / in-process ranks, 1 under a launcher)")
+	f.IntVar(&o.cfg.BucketBytes, "bucket", 256<<10, "gradient bucket (fusion) threshold in bytes")
+	f.IntVar(&o.cfg.Warmup, "warmup", 20, "synchronous steps before pipesgd and sapipe go stale")
+	f.IntVar(&o.cfg.StaleLayers, "stale-layers", 1, "sapipe: how many leading layers with parameters are one step stale")
+	f.BoolVar(&o.cfg.Predict, "predict", true, "sapipe: weight prediction")
+	f.StringVar(est, "estimator", "local", "sapipe: weight prediction's gradient estimate: local or prev_sync")
+	f.BoolVar(&o.cfg.Compensate, "compensate", true, "sapipe: delay compensation")
+	f.Float64Var(lambda, "lambda", pipe.DefaultLambda, "sapipe: delay compensation's lambda")
+	f.BoolVar(&o.cfg.Adaptive, "adaptive", false, "sapipe: adaptive delay compensation")
+	f.StringVar(&dataDir, "data", "", "Fashion-MNIST directory (default "+"/usr/share/datasets/fashion-mnist)")
+	f.IntVar(&dataLimit, "limit", 0, "use only the first N images of each file (quick runs)")
+	_ = mode
+}
+
+var (
+	dataDir   string
+	dataLimit int
+)
+
+func (o *trainOpts) finish(est string, lambda float64) error {
+	e, err := pipe.ParseEstimator(est)
+	if err != nil {
+		return err
+	}
+	o.cfg.Estimator, o.cfg.Lambda = e, float32(lambda)
+	return nil
+}
+
+func trainCmd() *cobra.Command {
+	var (
+		o                 trainOpts
+		mode, est, plotTo string
+		lambda            float64
+	)
+	cmd := &cobra.Command{
+		Use:   "train {mlp|cnn|gnn}",
+		Short: "Train an MLP or a CNN on Fashion-MNIST in data parallel (bsp, pipesgd or sapipe)",
+		Long: `Train on Fashion-MNIST (apt-get install dataset-fashion-mnist) with the
+data-parallel trainer of package pipe: under a launcher (mpirun -np 2
+weft train mlp) or in one process with --local N goroutine ranks. Prints
+per-step compute, communication and exposed communication time, and the
+test accuracy after each epoch. --net-gbps emulates a slower link
+(pipe.Throttle) so that communication can be made the bottleneck.`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"mlp", "cnn"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.model = args[0]
+			var err error
+			if o.cfg.Mode, err = pipe.ParseMode(mode); err != nil {
+				return err
+			}
+			if err := o.finish(est, lambda); err != nil {
+				return err
+			}
+			train, test, err := nn.LoadFashionMNIST(dataDir, dataLimit)
+			if err != nil {
+				return err
+			}
+			o.eval, o.out = true, cmd.OutOrStdout()
+			res, err := runTraining(cmd.Context(), o, train, test)
+			if err != nil {
+				return err
+			}
+			if res == nil { // not rank 0 of a launch
+				return nil
+			}
+			if o.ranks > 0 || res.final > 0 {
+				s := res.stats
+				fmt.Fprintf(o.out, "final test accuracy %.4f; per step: compute %.3f ms, comm %.3f ms, exposed %.3f ms, update %.3f ms\n",
+					res.final, ms(s.Compute)/float64(max(s.Steps, 1)), ms(s.Comm)/float64(max(s.Steps, 1)),
+					ms(s.Exposed)/float64(max(s.Steps, 1)), ms(s.Update)/float64(max(s.Steps, 1)))
+			}
+			if plotTo != "" && len(res.curve) > 0 {
+				return plotAccuracy(plotTo, fmt.Sprintf("weft train %s", o.model), map[string][]accPoint{o.cfg.Mode.String(): res.curve}, []string{o.cfg.Mode.String()})
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&mode, "mode", "sapipe", "bsp, pipesgd or sapipe")
+	f.IntVar(&o.ranks, "local", 0, "run N ranks as goroutines of this process instead of under a launcher")
+	f.IntVar(&o.epochs, "epochs", 5, "epochs")
+	f.IntVar(&o.maxSteps, "steps", 0, "at most this many steps per epoch (0: the whole epoch)")
+	f.Float64Var(&o.gbps, "net-gbps", 0, "emulate a link of this many Gbit/s per rank (0: no throttling)")
+	f.IntVar(&o.every, "every", 50, "print step statistics every N steps (0: never)")
+	f.StringVar(&plotTo, "plot", "", "draw test accuracy against training time into this .png/.svg file")
+	addTrainFlags(cmd, &o, &mode, &est, &lambda)
+	cmd.AddCommand(trainGNNCmd())
+	return cmd
+}

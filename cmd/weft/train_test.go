@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/weft-hpc/weft/graph"
+)
+
+func needFMNIST(t *testing.T) {
+	if _, err := os.Stat(graph.FashionMNISTDir); err != nil {
+		t.Skip("dataset-fashion-mnist not installed")
+	}
+}
+
+// TestTrain runs weft train on two goroutine ranks over a slice of
+// Fashion-MNIST and checks it reports a test accuracy and a plot.
+func TestTrain(t *testing.T) {
+	needFMNIST(t)
+	png := filepath.Join(t.TempDir(), "acc.png")
+	out, err := weft(t, "train", "mlp", "--local", "2", "--limit", "1024", "--epochs", "2", "--batch", "32",
+		"--every", "10", "--warmup", "4", "--net-gbps", "5", "--plot", png)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"sapipe(k=1,wp=local,dc=0.04)", "epoch 1: train loss", "final test accuracy", "exposed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Errorf("no plot: %v", err)
+	}
+}
+
+// TestBenchSapipe runs the comparison at its smallest.
+func TestBenchSapipe(t *testing.T) {
+	needFMNIST(t)
+	out, err := weft(t, "bench", "sapipe", "--ranks", "2", "--net-gbps", "auto", "--limit", "1024", "--batch", "32",
+		"--steps", "4", "--warmup", "2", "--acc-epochs", "1", "--seeds", "1")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"bsp", "pipesgd", "sapipe", "compensation overhead", "# accuracy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := weft(t, "train", "rnn", "--local", "1"); err == nil || !strings.Contains(err.Error(), "unknown model") {
+		t.Errorf("weft train rnn: %v", err)
+	}
+}
