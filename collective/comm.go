@@ -735,7 +735,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (Communicator, error) 
 // on every communicator sharing its world, here and on every peer, then
 // closes the connections.
 func (c *Comm) Abort() {
-	c.ep.failWith(&failure{kind: ErrAborted, culprit: -1, origin: -1, msg: fmt.Sprintf("rank %d called Abort", c.ep.rank)})
+	c.ep.failWith(&failure{kind: ErrAborted, culprit: c.ep.rank, origin: -1, msg: fmt.Sprintf("rank %d called Abort", c.ep.rank)})
 	c.ep.close()
 }
 

@@ -1,7 +1,11 @@
 package collective_test
 
 import (
+	"context"
+	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/collectivetest"
@@ -44,5 +48,35 @@ func TestLocalAlgorithms(t *testing.T) {
 			collectivetest.Run(t, []int{2, 3, 4, 5}, local(collective.WithAlgorithm(algo), collective.WithChunkBytes(4096)),
 				collectivetest.Options{Big: 40000, Short: true})
 		})
+	}
+}
+
+// TestAbortNamesTheRank: a rank that calls Abort is the one the other
+// ranks' errors blame.
+func TestAbortNamesTheRank(t *testing.T) {
+	cs, err := collective.NewLocal(3, collective.WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}()
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = cs[r].Barrier(context.Background())
+		}()
+	}
+	cs[2].Abort()
+	wg.Wait()
+	for r := range 2 {
+		if !errors.Is(errs[r], collective.ErrAborted) || collective.PeerOf(errs[r]) != 2 {
+			t.Errorf("rank %d: %v (blames %d), want ErrAborted blaming rank 2", r, errs[r], collective.PeerOf(errs[r]))
+		}
 	}
 }
