@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,6 +13,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/weft-hpc/weft/internal/plotfile"
 	"github.com/weft-hpc/weft/nn"
 	"github.com/weft-hpc/weft/pipe"
 )
@@ -296,28 +295,7 @@ func plotAccuracy(path, title string, curves map[string][]accPoint, names []stri
 	}
 	p.Legend.Top = false
 	p.Legend.Left = false
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, format)
-	if err != nil {
-		return fmt.Errorf("plot %s: %w (use .png, .svg or .pdf)", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".weft-plot-*")
-	if err != nil {
-		return fmt.Errorf("writing plot %s: %w", path, err)
-	}
-	if _, err = wt.WriteTo(tmp); err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing plot %s: %w", path, err)
-	}
-	return nil
+	return plotfile.Save(p, 7*vg.Inch, 4.5*vg.Inch, path)
 }
 
 func parseHex(s string) color.Color {

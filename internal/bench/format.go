@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/weft-hpc/weft/internal/plotfile"
 )
 
 // typeName is nccl-tests' name for a type.
@@ -140,27 +139,8 @@ func Plot(path string, cfg *Config, ranks int, rs []Result) error {
 	}
 	p.Legend.Top = true
 	p.Legend.Left = true
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	wt, err := p.WriterTo(7*vg.Inch, 4.5*vg.Inch, format)
-	if err != nil {
-		return fmt.Errorf("bench: plot %s: %w (use .png, .svg or .pdf)", path, err)
-	}
-	// Write beside the target and rename, so a failure leaves no half file.
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".weft-plot-*")
-	if err != nil {
-		return fmt.Errorf("bench: writing plot %s: %w", path, err)
-	}
-	if _, err = wt.WriteTo(tmp); err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("bench: writing plot %s: %w", path, err)
+	if err := plotfile.Save(p, 7*vg.Inch, 4.5*vg.Inch, path); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
 	return nil
 }

@@ -3,14 +3,13 @@ package psbench
 import (
 	"fmt"
 	"image/color"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/weft-hpc/weft/internal/plotfile"
 )
 
 var runColors = []color.Color{
@@ -70,26 +69,8 @@ func (res *Result) Plot(path string) error {
 	}
 	p.Legend.Top = true
 	p.Y.Min = 0
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	wt, err := p.WriterTo(10*vg.Inch, 5*vg.Inch, format)
-	if err != nil {
-		return fmt.Errorf("psbench: plot %s: %w (use .png, .svg or .pdf)", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".weft-plot-*")
-	if err != nil {
-		return fmt.Errorf("psbench: writing plot %s: %w", path, err)
-	}
-	if _, err = wt.WriteTo(tmp); err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("psbench: writing plot %s: %w", path, err)
+	if err := plotfile.Save(p, 10*vg.Inch, 5*vg.Inch, path); err != nil {
+		return fmt.Errorf("psbench: %w", err)
 	}
 	return nil
 }
