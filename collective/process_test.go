@@ -23,6 +23,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/collectivetest"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 func TestMain(m *testing.M) {
@@ -104,15 +105,6 @@ func runRole(role string) int {
 	return 2
 }
 
-// mpiEnv is the environment that lets Open MPI run as root, oversubscribed,
-// with its own traffic on loopback (shared/ENV.md).
-func mpiEnv() []string {
-	return append(os.Environ(),
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_rmaps_base_oversubscribe=1",
-		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo")
-}
-
 // TestConformanceMPI runs the conformance suite in two and four processes
 // started by Open MPI's mpirun, over shared memory (the default on one
 // host) and over TCP (WEFT_SHM=off).
@@ -131,7 +123,7 @@ func TestConformanceMPI(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, mpirun, "-np", strconv.Itoa(np), "-x", "WEFT_TEST_ROLE=conformance",
 				"-x", "WEFT_SHM="+tc.shm, "-x", "WEFT_TEST_SHORT="+map[bool]string{true: "1"}[testing.Short()], os.Args[0])
-			cmd.Env = mpiEnv()
+			cmd.Env = mpitest.Env()
 			out, err := cmd.CombinedOutput()
 			oks := strings.Count(string(out), "RESULT ok rank")
 			if err != nil || oks != np {

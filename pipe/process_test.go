@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/mpitest"
 	"github.com/weft-hpc/weft/nn"
 )
 
@@ -77,10 +78,7 @@ func TestMPI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpirun, "-np", "2", "-x", "WEFT_TEST_ROLE=train", "-x", "WEFT_BACKEND=tcp", os.Args[0])
-	cmd.Env = append(os.Environ(),
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_rmaps_base_oversubscribe=1",
-		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo")
+	cmd.Env = mpitest.Env()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 func TestMain(m *testing.M) {
@@ -79,13 +80,6 @@ func runRole(role string) int {
 	return 0
 }
 
-func mpiEnv() []string {
-	return append(os.Environ(),
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_rmaps_base_oversubscribe=1",
-		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo")
-}
-
 // TestMPI trains through two servers in four processes started by mpirun,
 // moving a key between the servers at every step: every rank ends with the
 // exact expected parameters.
@@ -97,7 +91,7 @@ func TestMPI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpirun, "-np", "4", "-x", "WEFT_PS_TEST_ROLE=train", "-x", "WEFT_BACKEND=tcp", os.Args[0])
-	cmd.Env = mpiEnv()
+	cmd.Env = mpitest.Env()
 	out, err := cmd.CombinedOutput()
 	if n := strings.Count(string(out), "RESULT ok"); err != nil || n != 4 {
 		t.Fatalf("mpirun -np 4: %v; %d of 4 ranks passed\n%s", err, n, out)

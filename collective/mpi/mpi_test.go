@@ -25,6 +25,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/collectivetest"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 func TestMain(m *testing.M) {
@@ -116,11 +117,7 @@ func firstLine(s string) string {
 // loopback (shared/ENV.md); the MPICH and UCX variables keep MPICH's on
 // loopback and shared memory.
 func mpiEnv(extra ...string) []string {
-	env := append(os.Environ(),
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_rmaps_base_oversubscribe=1",
-		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo",
-		"HYDRA_IFACE=lo", "UCX_NET_DEVICES=lo", "UCX_TLS=self,sm,tcp")
+	env := append(mpitest.Env(), "HYDRA_IFACE=lo", "UCX_NET_DEVICES=lo", "UCX_TLS=self,sm,tcp")
 	return append(env, extra...)
 }
 

@@ -1,0 +1,30 @@
+// Package mpitest holds what the multi-process tests share to start Open
+// MPI's mpirun on the build machines: root, oversubscribed, its traffic on
+// loopback (shared/ENV.md).
+package mpitest
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Env is the environment for mpirun: this process's, plus the variables
+// that let Open MPI run as root, oversubscribe the cores and keep its TCP
+// on 127.0.0.1.
+func Env() []string {
+	return append(os.Environ(),
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
+		"OMPI_MCA_btl_tcp_if_include=lo", "OMPI_MCA_oob_tcp_if_include=lo")
+}
+
+// Mpirun returns mpirun's path, or skips the test saying what to install.
+func Mpirun(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
+	}
+	return p
+}
