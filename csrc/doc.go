@@ -65,6 +65,18 @@
 // 4 KiB for float64 and int64 sums), below which the Go loops are faster
 // than the cgo transition.
 //
+// # SP-GNN aggregation
+//
+// SPAggregate and SPAggregateBackward (spgnn.c, weft_spgnn.h) are the fused
+// hot path of gnn/spgnn's layer: z[d] = self*x[d] + sum_e w[e]*x[idx[e]]
+// over each destination's neighbour list in one pass, and its transpose.
+// They are plain C (the compiler vectorises the row loops), add edges in
+// order and never fuse a multiply with an add (fp-contract off), so they
+// return the bits of gnn/spgnn's Go reference. The wrappers check every
+// index in Go first (O(edges)) and report the accesses to the race
+// detector; without cgo they return ErrNotBuilt and gnn/spgnn runs its Go
+// loop.
+//
 // # Concurrency
 //
 // The kernels keep no state and may run concurrently on disjoint buffers;
