@@ -29,6 +29,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(withBenchSapipe(benchCmd()), infoCmd(), genCmd(), convertCmd(), partitionCmd(), psCmd(), trainCmd(), gpusCmd())
+	root.AddCommand(withBenchSapipe(benchCmd()), infoCmd(), genCmd(), convertCmd(), partitionCmd(), encodeCmd(), psCmd(), trainCmd(), gpusCmd())
 	return root
 }

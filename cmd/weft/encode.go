@@ -1,0 +1,230 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-hpc/weft/gnn/encode"
+	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5io"
+)
+
+// Datasets `weft encode` writes (docs/FORMAT.md).
+const (
+	posEncPath    = "/node/pos_enc"
+	structEncPath = "/node/struct_enc"
+)
+
+func encodeCmd() *cobra.Command {
+	var popt encode.PositionOptions
+	var sopt encode.StructureOptions
+	var seed uint64
+	var force, probe, noGroups bool
+	cmd := &cobra.Command{
+		Use:   "encode FILE.h5",
+		Short: "Precompute SP-GNN position and structure encodings into a graph file",
+		Long: `Compute the SP-GNN encodings of the graph in FILE.h5 and store them as
+/node/pos_enc (float32 N x --dim: landmark MDS of hop distances to anchors,
+per graph when the file has /node/graph_id) and /node/struct_enc (float32
+N x --steps: random-walk return probabilities, plus log(1+triangles) with
+--triangles). Prints the measured distortion of the position encoding and,
+when the file has /node/label, the positional- and structural-awareness
+scores (held-out accuracy of one probe on each input minus that on the raw
+features).
+
+The file is replaced atomically: the encodings are computed first, then
+written into a copy beside it that is renamed over FILE.h5, so a failure or
+an interrupt leaves the original untouched. Existing encodings are refused
+unless --force.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			sum, err := hdf5io.Stat(path)
+			if err != nil {
+				return fmt.Errorf("encode %s: not a graph file in Weft's layout: %w", path, err)
+			}
+			if sum.NumNodes > 1<<31-1 {
+				return fmt.Errorf("encode %s: %d nodes; the encoders take at most 2^31-1", path, sum.NumNodes)
+			}
+			if err := checkEncodeTargets(path, force); err != nil {
+				return err
+			}
+			h, err := hdf5io.ReadGraph(path)
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", path, err)
+			}
+			g := &graph.CSR{NumNodes: h.NumNodes, Directed: h.Directed, Indptr: h.Indptr, Indices32: h.Indices32, Indices64: h.Indices64}
+			if !noGroups {
+				popt.Groups = h.GraphID
+			}
+			t0 := time.Now()
+			pos, err := encode.EncodePosition(g, popt, seed)
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", path, err)
+			}
+			groups := "whole graph"
+			if popt.Groups != nil {
+				groups = fmt.Sprintf("%d graphs", len(pos.Anchors))
+			}
+			logStep("%s: position encoding (%s, %d anchors in the first, dim %d) in %.2f s; distortion: %v",
+				path, groups, len(pos.Anchors[0]), pos.Dim, time.Since(t0).Seconds(), pos.Distortion)
+			t0 = time.Now()
+			str, err := encode.EncodeStructure(g, sopt, seed)
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", path, err)
+			}
+			how := str.Method
+			if str.Method == encode.MonteCarlo {
+				how = fmt.Sprintf("Monte Carlo, %d walks per node", str.Walks)
+			}
+			logStep("%s: structure encoding (%d columns, %s) in %.2f s", path, str.Dim, how, time.Since(t0).Seconds())
+			n := int(h.NumNodes)
+			if probe && h.Label != nil && n > 0 {
+				var raw *encode.Matrix
+				if h.Feat != nil {
+					raw = &encode.Matrix{Rows: n, Cols: h.FeatDim, Data: h.Feat}
+				}
+				sc, err := encode.Awareness(raw, &encode.Matrix{Rows: n, Cols: pos.Dim, Data: pos.Pos},
+					&encode.Matrix{Rows: n, Cols: str.Dim, Data: str.Enc}, h.Label, encode.ProbeOptions{Groups: popt.Groups}, seed)
+				if err != nil {
+					logStep("%s: awareness probe skipped: %v", path, err)
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %v\n", path, sc)
+				}
+			}
+			attrsPos := map[string]any{"dim": int64(pos.Dim), "max_hops": int64(pos.MaxHops), "seed": int64(seed),
+				"anchors": int64(len(pos.Anchors[0])), "mean_rel_err": pos.Distortion.MeanRelErr, "per_graph": boolInt(popt.Groups != nil)}
+			attrsStr := map[string]any{"steps": int64(str.Dim) - boolInt(sopt.Triangles), "method": str.Method,
+				"walks": int64(str.Walks), "triangles": boolInt(sopt.Triangles), "seed": int64(seed)}
+			if err := writeEncodings(cmd, path, n, pos, str, attrsPos, attrsStr); err != nil {
+				return err
+			}
+			logStep("%s: wrote %s (%d x %d) and %s (%d x %d)", path, posEncPath, n, pos.Dim, structEncPath, n, str.Dim)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&popt.Dim, "dim", 8, "position encoding width")
+	f.IntVar(&popt.Anchors, "anchors", 0, "anchors per graph (0: ceil(log2 n)^2, at most 256)")
+	f.IntVar(&popt.MaxHops, "max-hops", 0, "BFS truncation in hops (0: 254)")
+	f.BoolVar(&popt.FarthestPoint, "farthest-point", false, "choose anchors by farthest-point sampling instead of at random")
+	f.IntVar(&popt.Refine, "refine", 0, "stress-majorisation sweeps after MDS (0: 30, -1: none)")
+	f.BoolVar(&noGroups, "whole-graph", false, "ignore /node/graph_id: one encoding over the whole graph")
+	f.IntVar(&sopt.Steps, "steps", 16, "random-walk steps K (columns of struct_enc)")
+	f.StringVar(&sopt.Method, "method", "", "return probabilities: exact, mc (Monte Carlo), or empty for exact up to 200000 nodes")
+	f.IntVar(&sopt.Walks, "walks", 0, "Monte Carlo walks per node (0: 512)")
+	f.BoolVar(&sopt.Triangles, "triangles", false, "append log(1+triangles) to struct_enc")
+	f.Uint64Var(&seed, "seed", 1, "random seed (anchors, walks, probe)")
+	f.BoolVar(&force, "force", false, "replace existing encodings")
+	f.BoolVar(&probe, "probe", true, "print awareness scores when the file has labels")
+	return cmd
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkEncodeTargets refuses existing encodings without force.
+func checkEncodeTargets(path string, force bool) error {
+	f, err := hdf5io.Open(path)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, name := range []string{posEncPath, structEncPath} {
+		ok, err := f.Exists(name)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", path, err)
+		}
+		if ok && !force {
+			return fmt.Errorf("encode %s: %s already exists (use --force to replace it)", path, name)
+		}
+	}
+	return nil
+}
+
+// writeEncodings copies path to a temporary file beside it, writes the
+// two datasets there and renames it over path; on any failure the
+// temporary file is removed and path is untouched.
+func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position, str *encode.Structure, attrsPos, attrsStr map[string]any) error {
+	out, err := newOutFile(cmd.Context(), path)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	err = func() error {
+		if err := copyFileTo(path, out.tmp); err != nil {
+			return err
+		}
+		f, err := hdf5io.OpenRW(out.tmp)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		for _, d := range []struct {
+			name  string
+			cols  int
+			data  []float32
+			attrs map[string]any
+		}{{posEncPath, pos.Dim, pos.Pos, attrsPos}, {structEncPath, str.Dim, str.Enc, attrsStr}} {
+			if ok, err := f.Exists(d.name); err != nil {
+				return err
+			} else if ok {
+				if err := f.Delete(d.name); err != nil {
+					return err
+				}
+			}
+			chunk := int64(max(1, min(n, (1<<20)/(4*d.cols))))
+			if err := f.CreateDataset(d.name, hdf5io.TypeOf[float32](), int64(n), int64(d.cols), hdf5io.DatasetOptions{ChunkRows: chunk, Deflate: 1}); err != nil {
+				return err
+			}
+			if n > 0 {
+				if err := hdf5io.WriteRows(f, d.name, 0, d.data); err != nil {
+					return err
+				}
+			}
+			for k, v := range d.attrs {
+				if err := f.SetAttr(d.name, k, v); err != nil {
+					return err
+				}
+			}
+		}
+		return f.Close()
+	}()
+	if err != nil {
+		out.abort()
+		return fmt.Errorf("encode %s: writing the encodings (file left unchanged): %w", path, err)
+	}
+	if err := out.commit(); err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return nil
+}
+
+// copyFileTo copies src over dst and syncs it.
+func copyFileTo(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	o, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(o, in); err != nil {
+		o.Close()
+		return err
+	}
+	if err := o.Sync(); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
+}
