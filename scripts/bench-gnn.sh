@@ -30,7 +30,7 @@ for s in $(seq "$seeds"); do
   read -r wn wa < <(GOMAXPROCS=1 bin/weft train gnn --data "$w/sbm.h5" --ranks 1 --pipeline baseline \
       --fanout 10,5 --batch 512 --hidden 128 --epochs 2 --seed "$s" 2>/dev/null | summ)
   tl=$(/usr/bin/python3 scripts/peers/torch_sage.py "$w/sbm.h5" --fanout 10,5 --batch 512 --hidden 128 --epochs 2 --threads 1 --seed "$s")
-  tn=$(sed 's/.*nodes_per_s=\([0-9]*\).*/\1/' <<<"$tl"); ta=$(sed 's/.*test_acc=\([0-9.]*\).*/\1/' <<<"$tl")
+  tn=$(sed 's/^nodes_per_s=\([0-9]*\).*/\1/' <<<"$tl"); ta=$(sed 's/.*test_acc=\([0-9.]*\).*/\1/' <<<"$tl")
   awk -v s="$s" -v wn="$wn" -v wa="$wa" -v tn="$tn" -v ta="$ta" 'BEGIN { printf "| seed %s | %d | %s | %d | %.2f%% | %.2fx |\n", s, wn, wa, tn, 100 * ta, wn / tn }'
 done
 
