@@ -133,6 +133,14 @@ func (c *Conv2D) im2col(x []float32, h, w int, col []float32) {
 						continue
 					}
 					src := img[ih*w : (ih+1)*w]
+					if c.Stride == 1 {
+						// A contiguous run of the input row, zeros either side.
+						lo, hi := c.validRange(kj, w)
+						clear(row[:lo])
+						copy(row[lo:hi], src[lo-c.Pad+kj:])
+						clear(row[hi:])
+						continue
+					}
 					for ow := range row {
 						iw := ow*c.Stride - c.Pad + kj
 						if iw >= 0 && iw < w {
@@ -145,6 +153,14 @@ func (c *Conv2D) im2col(x []float32, h, w int, col []float32) {
 			}
 		}
 	}
+}
+
+// validRange is, for stride 1 and kernel column kj, the output columns
+// [lo, hi) whose input column ow-Pad+kj lies inside [0, w).
+func (c *Conv2D) validRange(kj, w int) (lo, hi int) {
+	lo = min(max(0, c.Pad-kj), c.ow)
+	hi = max(min(c.ow, w+c.Pad-kj), lo)
+	return lo, hi
 }
 
 // col2im adds a column gradient back into one sample's input gradient.
@@ -164,6 +180,14 @@ func (c *Conv2D) col2im(col []float32, h, w int, dx []float32) {
 					}
 					row := src[oh*c.ow : (oh+1)*c.ow]
 					dst := img[ih*w : (ih+1)*w]
+					if c.Stride == 1 {
+						lo, hi := c.validRange(kj, w)
+						d := dst[lo-c.Pad+kj : hi-c.Pad+kj]
+						for i, v := range row[lo:hi] {
+							d[i] += v
+						}
+						continue
+					}
 					for ow, v := range row {
 						iw := ow*c.Stride - c.Pad + kj
 						if iw >= 0 && iw < w {
@@ -215,6 +239,10 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 		p.arg = p.arg[:n]
 	}
 	o := 0
+	if p.K == 2 && p.Stride == 2 {
+		p.forward22(x.Data, bs*ch, h, w, oh, ow, y.Data)
+		return y
+	}
 	for plane := 0; plane < bs*ch; plane++ {
 		img := x.Data[plane*h*w : (plane+1)*h*w]
 		base := int32(plane * h * w)
@@ -237,6 +265,35 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 		}
 	}
 	return y
+}
+
+// forward22 is Forward for the common 2x2 window with stride 2, with the
+// same results (the first maximum in row-major window order wins).
+func (p *MaxPool) forward22(x []float32, planes, h, w, oh, ow int, y []float32) {
+	o := 0
+	for plane := 0; plane < planes; plane++ {
+		base := plane * h * w
+		for i := 0; i < oh; i++ {
+			r0 := base + 2*i*w
+			top, bot := x[r0:r0+w], x[r0+w:r0+2*w]
+			for j := 0; j < ow; j++ {
+				c := 2 * j
+				best, bi := top[c], r0+c
+				if v := top[c+1]; v > best {
+					best, bi = v, r0+c+1
+				}
+				if v := bot[c]; v > best {
+					best, bi = v, r0+w+c
+				}
+				if v := bot[c+1]; v > best {
+					best, bi = v, r0+w+c+1
+				}
+				y[o] = best
+				p.arg[o] = int32(bi)
+				o++
+			}
+		}
+	}
 }
 
 func (p *MaxPool) Backward(dy *Tensor, needDx bool) *Tensor {
