@@ -231,7 +231,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	if err != nil {
 		return err
 	}
-	tr := &gnnTrainer{m: m, adam: adam, comm: grads, buf: make([]float32, len(m.W)+2)}
+	tr := &gnnTrainer{m: m, classes: classes, adam: adam, comm: grads, buf: make([]float32, len(m.W)+2)}
 	if rank == 0 {
 		fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
 			"train gnn", o.data, sum.NumNodes, size, o.kind, o.fanout, o.batch, o.pipe, opt.Cache.Policy, bytesString(opt.Cache.Budget))
@@ -338,17 +338,18 @@ func evalSeeds(path string, s *dist.Shard) ([][]int64, error) {
 // gnnTrainer is the training stage: forward, loss, backward, gradient
 // allreduce weighted by batch size, Adam.
 type gnnTrainer struct {
-	m      *model.Model
-	adam   *nn.Adam
-	comm   collective.Communicator
-	buf    []float32 // gradients * n, then n and loss*n
-	ce     nn.SoftmaxCrossEntropy
-	x      nn.Tensor
-	step_  int
-	loss   float64
-	seen   int64
-	blocks []model.Block
-	labels []int32
+	m       *model.Model
+	classes int
+	adam    *nn.Adam
+	comm    collective.Communicator
+	buf     []float32 // gradients * n, then n and loss*n
+	ce      nn.SoftmaxCrossEntropy
+	x       nn.Tensor
+	step_   int
+	loss    float64
+	seen    int64
+	blocks  []model.Block
+	labels  []int32
 }
 
 func toBlocks(mfg *sample.MFG, out []model.Block) []model.Block {
@@ -368,7 +369,10 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 		x := t.x.Resize(len(b.MFG.Input), b.FeatDim)
 		copy(x.Data, b.Feat)
 		t.labels = t.labels[:0]
-		for _, l := range b.Labels {
+		for i, l := range b.Labels {
+			if l < 0 || l >= int64(t.classes) {
+				return fmt.Errorf("train gnn: training node %d has label %d, outside [0, %d) (unlabelled nodes must not be in /split/train)", b.Seeds[i], l, t.classes)
+			}
 			t.labels = append(t.labels, int32(l))
 		}
 		logits := t.m.Forward(t.blocks, x, true)
