@@ -103,7 +103,7 @@ type Link struct {
 	spinning bool // the reader (token holder) said it spins
 	// linger: the token holder stopped spinning but left its count in
 	// rSpin, so that the next operation's spin costs the writer no cache
-	// miss; whoever goes to sleep on the ring first takes it out (unspin).
+	// miss; whoever goes to sleep on the ring first takes it out (unlinger).
 	linger atomic.Bool
 	// tailSeen is the out ring's tail as the writer last read it: free
 	// space is at least what it implies, so the writer reads the reader's
