@@ -27,7 +27,7 @@ import (
 
 // gnnOptions are the flags of weft train gnn.
 type gnnOptions struct {
-	data, partition, kind, fanout, cache, policy, pipe, order string
+	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
 	batch, epochs, hidden, ranks                              int
 	lr, dropout                                               float64
 	seed                                                      uint64
@@ -73,6 +73,7 @@ ratio, remote bytes, train loss, valid and test accuracy.`,
 	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph) or none; default by --pipeline")
 	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
 	f.StringVar(&o.pipe, "pipeline", "bgl", "bgl or baseline")
+	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
 	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
 	return cmd
@@ -193,6 +194,23 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		opt.Order, opt.ProfileBatches, opt.NoAffinity, sequential = pipeline.OrderShuffle, -1, true, true
 	default:
 		return fmt.Errorf("train gnn: --pipeline %q: want bgl or baseline", o.pipe)
+	}
+	// Stage isolation binds threads to CPU sets each rank chooses alone:
+	// with several ranks on one host they would pile onto the same CPUs.
+	local := 1
+	if o.ranks > 0 {
+		local = o.ranks
+	} else if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+		local = max(1, wc.Launch().LocalRanks)
+	}
+	switch o.affinity {
+	case "auto", "":
+		opt.NoAffinity = opt.NoAffinity || local > 1
+	case "on":
+	case "off":
+		opt.NoAffinity = true
+	default:
+		return fmt.Errorf("train gnn: --affinity %q: want auto, on or off", o.affinity)
 	}
 	switch o.order {
 	case "":
