@@ -28,10 +28,10 @@ import (
 // gnnOptions are the flags of weft train gnn.
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
-	batch, epochs, hidden, ranks                              int
-	lr, dropout                                               float64
-	seed                                                      uint64
-	out                                                       io.Writer
+	batch, epochs, hidden, ranks                                        int
+	lr, dropout                                                         float64
+	seed                                                                uint64
+	out                                                                 io.Writer
 }
 
 func trainGNNCmd() *cobra.Command {
