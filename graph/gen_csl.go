@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"slices"
+
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // CSLOptions describe the circular skip link data set. The zero value is
@@ -80,7 +82,7 @@ func CSL(opt CSLOptions, seed uint64) (*CSLSet, error) {
 			perm[i] = off + int64(i)
 			set.Graph[off+int64(i)] = int64(g)
 		}
-		rng := chunkRand(seed, streamCSL, uint64(g))
+		rng := seeds.Rand(seed, streamCSL, uint64(g))
 		rng.Shuffle(n, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 		for i := range n {
 			u := perm[i]

@@ -3,6 +3,8 @@ package graph
 import (
 	"fmt"
 	"math"
+
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // RMATParams are the quadrant probabilities of the R-MAT recursion: at
@@ -54,7 +56,7 @@ func RMAT(scale, edgeFactor int, p RMATParams, seed uint64) *EdgeList {
 	perm := rmatPerm(n, seed)
 	el := &EdgeList{NumNodes: n, Src: make([]int64, ne), Dst: make([]int64, ne)}
 	forChunks(int(ceilDiv(ne, rmatChunk)), func(c int) {
-		rng := chunkPCG(seed, streamRMAT, uint64(c))
+		rng := seeds.PCG(seed, streamRMAT, uint64(c))
 		lo, hi := int64(c)*rmatChunk, min(int64(c+1)*rmatChunk, ne)
 		src, dst := el.Src[lo:hi], el.Dst[lo:hi]
 		for i := range src {
@@ -91,7 +93,7 @@ func rmatPerm(n int64, seed uint64) []int64 {
 	for i := range perm {
 		perm[i] = int64(i)
 	}
-	rng := chunkRand(seed, streamRMATPerm, 0)
+	rng := seeds.Rand(seed, streamRMATPerm, 0)
 	for i := n - 1; i > 0; i-- {
 		j := rng.Int64N(i + 1)
 		perm[i], perm[j] = perm[j], perm[i]

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // SBMOptions describe a stochastic block model for node classification.
@@ -76,7 +78,7 @@ func SBM(opt SBMOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 	for i := range labels {
 		labels[i] = int64(i % max(nb, 1))
 	}
-	rng := chunkRand(seed, streamSBMLabels, 0)
+	rng := seeds.Rand(seed, streamSBMLabels, 0)
 	rng.Shuffle(n, func(i, j int) { labels[i], labels[j] = labels[j], labels[i] })
 	members := make([][]int64, nb)
 	for v, b := range labels {
@@ -86,7 +88,7 @@ func SBM(opt SBMOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 	nchunks := int(ceilDiv(n, sbmChunk))
 	parts := make([][2][]int64, nchunks)
 	forChunks(nchunks, func(c int) {
-		rng := chunkRand(seed, streamSBMEdges, uint64(c))
+		rng := seeds.Rand(seed, streamSBMEdges, uint64(c))
 		var src, dst []int64
 		for u := c * sbmChunk; u < min((c+1)*sbmChunk, n); u++ {
 			for b, list := range members {
@@ -130,13 +132,13 @@ func SBM(opt SBMOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 
 	if d := opt.FeatDim; d > 0 {
 		cent := make([]float64, nb*d)
-		crng := chunkRand(seed, streamSBMCentroids, 0)
+		crng := seeds.Rand(seed, streamSBMCentroids, 0)
 		for i := range cent {
 			cent[i] = crng.NormFloat64()
 		}
 		feat = make([]float32, n*d)
 		forChunks(nchunks, func(c int) {
-			rng := chunkRand(seed, streamSBMFeat, uint64(c))
+			rng := seeds.Rand(seed, streamSBMFeat, uint64(c))
 			for v := c * sbmChunk; v < min((c+1)*sbmChunk, n); v++ {
 				cv := cent[int(labels[v])*d:][:d]
 				fv := feat[v*d:][:d]

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // KNNOptions controls KNN. The zero value is an exact search in the
@@ -192,7 +194,7 @@ func heapReplace(dist []float32, ids []int64, dd float32, id int64) {
 // with entries N(0, 1/pd).
 func project(x []float32, n, dim, pd int, seed uint64) []float32 {
 	rt := make([]float32, pd*dim) // transposed: row c is projection column c
-	rng := chunkRand(seed, streamKNNProj, 0)
+	rng := seeds.Rand(seed, streamKNNProj, 0)
 	s := 1 / math.Sqrt(float64(pd))
 	for i := range rt {
 		rt[i] = float32(rng.NormFloat64() * s)

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -70,26 +69,6 @@ const (
 	streamCSL
 	streamKNNProj
 )
-
-// splitmix64 is the SplitMix64 finaliser; it spreads nearby inputs (chunk
-// 0, 1, 2, ...) over the whole PCG state space.
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
-}
-
-// chunkPCG returns the PCG source of one (seed, stream, chunk): every
-// parallel generator gives each fixed chunk of its output its own source,
-// so the output does not depend on how chunks are scheduled.
-func chunkPCG(seed, stream, chunk uint64) *rand.PCG {
-	return rand.NewPCG(splitmix64(seed^splitmix64(stream)), splitmix64(chunk^(stream<<56)))
-}
-
-func chunkRand(seed, stream, chunk uint64) *rand.Rand {
-	return rand.New(chunkPCG(seed, stream, chunk))
-}
 
 // ceilDiv returns ceil(a / b) for a >= 0, b > 0.
 func ceilDiv[T int | int64](a, b T) T { return (a + b - 1) / b }

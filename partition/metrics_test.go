@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // path4 is 0-1-2-3, undirected.
@@ -126,7 +127,7 @@ func TestSamplingBruteForce(t *testing.T) {
 }
 
 func TestFloyd(t *testing.T) {
-	r := newRand(1, 99, 0)
+	r := seeds.Rand(1, 99, 0)
 	counts := make([]int, 10)
 	for range 20000 {
 		s := floyd(r, 10, 3, nil)

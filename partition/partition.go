@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // Partitioner splits the nodes of a graph into k parts.
@@ -108,7 +109,7 @@ func TrainNodes(n int64, fraction float64, seed uint64) []int64 {
 	}
 	m := int64(math.Round(float64(n) * min(fraction, 1)))
 	m = max(m, 1)
-	r := newRand(seed, streamTrain, 0)
+	r := seeds.Rand(seed, streamTrain, 0)
 	// Floyd's algorithm: m distinct values without an n-sized permutation.
 	set := make(map[int64]struct{}, m)
 	out := make([]int64, 0, m)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/seeds"
 )
 
 // Traffic is the outcome of SamplingTraffic, per epoch.
@@ -59,7 +60,7 @@ func SamplingTraffic(g *graph.CSR, part []int32, k int, train []int64, opt Metri
 	for r := range opt.SampleSeeds {
 		for p, l := range perPart {
 			order := slices.Clone(l)
-			rng := newRand(opt.Seed, streamShuffle, uint64(r*k+p))
+			rng := seeds.Rand(opt.Seed, streamShuffle, uint64(r*k+p))
 			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 			for i := 0; i < len(order); i += opt.BatchSize {
 				batches = append(batches, batch{order[i:min(i+opt.BatchSize, len(order))], int32(p)})
@@ -81,7 +82,7 @@ func SamplingTraffic(g *graph.CSR, part []int32, k int, train []int64, opt Metri
 		}
 		s.epoch++
 		sampled[b], remote[b] = sampleBatch(g, part, batches[b].seeds, batches[b].part, opt.Fanouts,
-			newRand(opt.Seed, streamSample, uint64(b)), s.stamp, s.epoch)
+			seeds.Rand(opt.Seed, streamSample, uint64(b)), s.stamp, s.epoch)
 	})
 	if opt.Progress != nil {
 		opt.Progress("sampling", int64(len(batches)), int64(len(batches)))
