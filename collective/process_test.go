@@ -7,7 +7,6 @@ package collective_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -145,24 +143,7 @@ func tail(b []byte, lines int) string {
 // launcher would: WEFT_RANK, WEFT_WORLD_SIZE, WEFT_MASTER_ADDR/PORT.
 type job struct {
 	cmds []*exec.Cmd
-	outs []*lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	outs []*mpitest.Buffer
 }
 
 func freePort(t *testing.T) int {
@@ -204,7 +185,7 @@ func newJob(t *testing.T) *job {
 func (j *job) start(t *testing.T, cmd *exec.Cmd, extra []string) {
 	t.Helper()
 	cmd.Env = append(cmd.Env, extra...)
-	out := &lockedBuffer{}
+	out := &mpitest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func shmPair(b *testing.B) [2]*Comm {
 // one shared-memory pair, both ranks in this process on their own threads.
 func BenchmarkAllReduceShm8B(b *testing.B) {
 	if runtime.GOMAXPROCS(0) < 2 {
-		b.Skip("needs two CPUs")
+		b.Skip("GOMAXPROCS < 2: both ends spin, each needs a CPU of its own")
 	}
 	cs := shmPair(b)
 	ctx := context.Background()

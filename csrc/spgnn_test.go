@@ -19,7 +19,7 @@ func TestSPAggregateSmall(t *testing.T) {
 		if !errors.Is(err, ErrNotBuilt) {
 			t.Fatalf("without kernels: %v", err)
 		}
-		t.Skip("no native kernels")
+		t.Skip("built without cgo: no C kernel to measure or compare")
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ package psmode
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,30 +96,13 @@ func TestMPI(t *testing.T) {
 	}
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestKilledServer kills server 1 (rank 3) of a job of four processes
 // (started by hand with WEFT_RANK and friends, so that no launcher takes
 // the job down first): both workers return an error naming it, within
 // the timeout.
 func TestKilledServer(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts processes")
+		t.Skip("-short: starts four processes and kills a server")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -130,7 +111,7 @@ func TestKilledServer(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	var cmds []*exec.Cmd
-	var outs []*lockedBuffer
+	var outs []*mpitest.Buffer
 	t.Cleanup(func() {
 		for _, c := range cmds {
 			c.Process.Kill()
@@ -142,7 +123,7 @@ func TestKilledServer(t *testing.T) {
 		cmd.Env = append(os.Environ(), "WEFT_PS_TEST_ROLE=crash", "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE=4",
 			"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT="+strconv.Itoa(port), "WEFT_JOB_TOKEN=test-"+t.Name(),
 			"WEFT_TIMEOUT=10s", "WEFT_BACKEND=tcp")
-		out := &lockedBuffer{}
+		out := &mpitest.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

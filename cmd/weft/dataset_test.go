@@ -269,7 +269,7 @@ func TestGen(t *testing.T) {
 // the output nor a temporary file is left.
 func TestConvertInterrupted(t *testing.T) {
 	if testing.Short() {
-		t.Skip("short")
+		t.Skip("-short: writes a 3M-line edge list and interrupts a conversion of it in a child process")
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "big.txt")

@@ -9,7 +9,6 @@ package mpi
 // collective/process_test.go. The parent process never initialises MPI.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -197,23 +195,6 @@ func TestMPICH(t *testing.T) {
 	runJob(t, []string{mpiexec, "-n", "2", bin}, 2, testing.Short())
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestOpenMPIKilledRank kills rank 2 of 4 in the middle of a large
 // allreduce. MPI cannot report a lost peer to the survivors (see the
 // package doc); what the backend relies on instead is that Open MPI ends
@@ -230,7 +211,7 @@ func TestOpenMPIKilledRank(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpirun, "-np", "4", os.Args[0])
 	cmd.Env = mpiEnv("WEFT_TEST_ROLE=fault")
-	out := &lockedBuffer{}
+	out := &mpitest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,11 +1,14 @@
-// Package mpitest holds what the multi-process tests share to start Open
-// MPI's mpirun on the build machines: root, oversubscribed, its traffic on
-// loopback (shared/ENV.md).
+// Package mpitest holds what the multi-process tests share: the
+// environment that starts Open MPI's mpirun on the build machines (root,
+// oversubscribed, its traffic on loopback; shared/ENV.md) and a buffer for
+// the children's output.
 package mpitest
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 )
 
@@ -27,4 +30,23 @@ func Mpirun(t testing.TB) string {
 		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
 	}
 	return p
+}
+
+// Buffer collects a child process's output while the test reads it: a
+// bytes.Buffer behind a mutex.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -21,7 +21,7 @@ import (
 func nativeISAs(t testing.TB) []csrc.ISA {
 	isas := csrc.ISAs()
 	if len(isas) == 0 {
-		t.Skip("no native kernels in this build (csrc.Available is false)")
+		t.Skip("built without cgo (csrc.Available is false): no C kernel to compare with the Go one")
 	}
 	return isas
 }

@@ -15,7 +15,7 @@ import (
 // latency is this plus its own bookkeeping.
 func BenchmarkPingPong(b *testing.B) {
 	if runtime.GOMAXPROCS(0) < 2 {
-		b.Skip("needs two CPUs")
+		b.Skip("GOMAXPROCS < 2: both ends spin, each needs a CPU of its own")
 	}
 	x, y := pair(b, 1<<16)
 	payload := make([]byte, 8)
