@@ -14,15 +14,12 @@ import (
 // fileInfo prints the summary of a graph dataset file: sizes, degree
 // statistics, node data, splits, partitions and the datasets themselves.
 func fileInfo(w io.Writer, path string) error {
-	s, err := hdf5io.Stat(path)
-	if err != nil {
-		return err
-	}
 	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	s := r.Summary()
 	blk, err := r.Indptr()
 	if err != nil {
 		return err
