@@ -1,6 +1,10 @@
 package nn
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/weft-hpc/weft/csrc"
+)
 
 // ReLU is max(x, 0), elementwise.
 type ReLU struct {
@@ -19,6 +23,9 @@ func (*ReLU) Init(w []float32, _ *rand.Rand) {}
 func (r *ReLU) Forward(x *Tensor, train bool) *Tensor {
 	y := r.y.Resize(x.Shape...)
 	yd := y.Data[:len(x.Data)]
+	if native && csrc.ReLU(x.Data, yd) == nil {
+		return y
+	}
 	for i, v := range x.Data {
 		yd[i] = max(v, 0)
 	}
@@ -32,6 +39,9 @@ func (r *ReLU) Backward(dy *Tensor, needDx bool) *Tensor {
 	dx := r.dx.Resize(dy.Shape...)
 	y := r.y.Data[:len(dy.Data)]
 	dxd := dx.Data[:len(dy.Data)]
+	if native && csrc.ReLUBackward(y, dy.Data, dxd) == nil {
+		return dx
+	}
 	for i, g := range dy.Data {
 		if y[i] > 0 {
 			dxd[i] = g

@@ -4,20 +4,36 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/weft-hpc/weft/csrc"
 )
 
+// native says whether the loops around the sgemms (im2col, col2im, max
+// pooling, ReLU) run csrc's C kernels, which give the Go loops' bits; tests
+// turn it off to compare the two.
+var native = csrc.Available()
+
 // Conv2D is a 2-D convolution over NCHW input (Shape [B, InC, H, W]) with
-// square kernels, computed as im2col followed by one sgemm per sample:
+// square kernels, computed per sample as im2col followed by one sgemm:
 // y_n = W col(x_n) + b, W stored OutC x (InC*K*K) then b. Output is
 // [B, OutC, OH, OW] with OH = (H + 2*Pad - K)/Stride + 1.
+//
+// Only one sample's patch matrix exists at a time, and Backward builds it
+// again from a copy of the input: the whole batch's would be K*K times the
+// input (20 MB for CNN's second layer at batch 128), written to and read
+// back from beyond the cache, while one sample's stays in L2 between its
+// im2col and its sgemm.
 type Conv2D struct {
 	InC, OutC, K, Stride, Pad int
 
 	w, b, dw, db []float32
+	x            []float32 // the last input
 	inShape      []int
 	oh, ow       int
-	col          []float32 // im2col of the whole batch: B x (InC*K*K) x (OH*OW)
+	col          []float32 // one sample's im2col: (InC*K*K) x (OH*OW)
 	dcol         []float32 // one sample's column gradient
+	bias         []float32 // one sample's output filled with the bias
+	ones, rows   []float32 // db's sgemms: a vector of ones, dy's row sums
 	y, dx        Tensor
 }
 
@@ -56,60 +72,84 @@ func (c *Conv2D) Forward(x *Tensor, train bool) *Tensor {
 	c.oh = (h+2*c.Pad-c.K)/c.Stride + 1
 	c.ow = (w+2*c.Pad-c.K)/c.Stride + 1
 	hw, kk := c.oh*c.ow, c.kk()
-	if n := bs * kk * hw; cap(c.col) < n {
-		c.col = make([]float32, n)
-	} else {
-		c.col = c.col[:n]
-	}
+	c.col = grow(c.col, kk*hw)
+	c.x = append(c.x[:0], x.Data[:bs*c.InC*h*w]...)
 	y := c.y.Resize(bs, c.OutC, c.oh, c.ow)
-	in := c.InC * h * w
-	for n := 0; n < bs; n++ {
-		col := c.col[n*kk*hw : (n+1)*kk*hw]
-		c.im2col(x.Data[n*in:(n+1)*in], h, w, col)
-		yn := y.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
-		for o := 0; o < c.OutC; o++ {
-			row := yn[o*hw : (o+1)*hw]
-			for i := range row {
-				row[i] = c.b[o]
-			}
+	// Every sample's output starts as the bias (one sample's block, made
+	// once and copied), then the sgemm adds W col.
+	c.bias = grow(c.bias, c.OutC*hw)
+	for o := 0; o < c.OutC; o++ {
+		row := c.bias[o*hw : (o+1)*hw]
+		for i := range row {
+			row[i] = c.b[o]
 		}
-		Gemm(false, false, c.OutC, hw, kk, 1, c.w, kk, col, hw, 1, yn, hw)
+	}
+	for n := 0; n < bs; n++ {
+		c.sampleCol(n, h, w)
+		yn := y.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
+		copy(yn, c.bias)
+		Gemm(false, false, c.OutC, hw, kk, 1, c.w, kk, c.col, hw, 1, yn, hw)
 	}
 	return y
+}
+
+// grow returns s resliced to n, reallocated when its capacity is short.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func (c *Conv2D) geom(h, w int) csrc.ConvGeom {
+	return csrc.ConvGeom{C: c.InC, H: h, W: w, K: c.K, Stride: c.Stride, Pad: c.Pad, OH: c.oh, OW: c.ow}
+}
+
+// sampleCol writes sample n's patch matrix into c.col.
+func (c *Conv2D) sampleCol(n, h, w int) {
+	in := c.InC * h * w
+	x := c.x[n*in : (n+1)*in]
+	if !native || csrc.Im2Col(x, 1, c.geom(h, w), c.col) != nil {
+		c.im2col(x, h, w, c.col)
+	}
 }
 
 func (c *Conv2D) Backward(dy *Tensor, needDx bool) *Tensor {
 	bs, h, w := c.inShape[0], c.inShape[2], c.inShape[3]
 	hw, kk := c.oh*c.ow, c.kk()
-	clear(c.db)
+	// db: the row sums of dy seen as (B*OutC) x hw, then their sum over
+	// the batch, two sgemms against vectors of ones.
+	if n := max(hw, bs); cap(c.ones) < n {
+		c.ones = make([]float32, n)
+		for i := range c.ones {
+			c.ones[i] = 1
+		}
+	}
+	c.rows = grow(c.rows, bs*c.OutC)
+	Gemm(false, false, bs*c.OutC, 1, hw, 1, dy.Data, hw, c.ones, 1, 0, c.rows, 1)
+	Gemm(false, false, 1, c.OutC, bs, 1, c.ones, bs, c.rows, c.OutC, 0, c.db, c.OutC)
 	var dx *Tensor
 	if needDx {
 		dx = c.dx.Resize(c.inShape...)
 		clear(dx.Data)
-		if cap(c.dcol) < kk*hw {
-			c.dcol = make([]float32, kk*hw)
-		}
-		c.dcol = c.dcol[:kk*hw]
+		c.dcol = grow(c.dcol, kk*hw)
 	}
 	in := c.InC * h * w
+	g := c.geom(h, w)
 	for n := 0; n < bs; n++ {
 		dyn := dy.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
-		col := c.col[n*kk*hw : (n+1)*kk*hw]
+		c.sampleCol(n, h, w)
 		beta := float32(1)
 		if n == 0 {
 			beta = 0
 		}
-		Gemm(false, true, c.OutC, kk, hw, 1, dyn, hw, col, hw, beta, c.dw, kk)
-		for o := 0; o < c.OutC; o++ {
-			var s float32
-			for _, v := range dyn[o*hw : (o+1)*hw] {
-				s += v
-			}
-			c.db[o] += s
-		}
+		Gemm(false, true, c.OutC, kk, hw, 1, dyn, hw, c.col, hw, beta, c.dw, kk)
 		if needDx {
 			Gemm(true, false, kk, hw, c.OutC, 1, c.w, kk, dyn, hw, 0, c.dcol, hw)
-			c.col2im(c.dcol, h, w, dx.Data[n*in:(n+1)*in])
+			dxn := dx.Data[n*in : (n+1)*in]
+			if !native || csrc.Col2Im(c.dcol, g, dxn) != nil {
+				c.col2im(c.dcol, h, w, dxn)
+			}
 		}
 	}
 	return dx
@@ -238,6 +278,10 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 	} else {
 		p.arg = p.arg[:n]
 	}
+	g := csrc.PoolGeom{Planes: bs * ch, H: h, W: w, K: p.K, Stride: p.Stride, OH: oh, OW: ow}
+	if native && csrc.MaxPool(x.Data, g, y.Data, p.arg) == nil {
+		return y
+	}
 	o := 0
 	if p.K == 2 && p.Stride == 2 {
 		p.forward22(x.Data, bs*ch, h, w, oh, ow, y.Data)
@@ -301,6 +345,9 @@ func (p *MaxPool) Backward(dy *Tensor, needDx bool) *Tensor {
 		return nil
 	}
 	dx := p.dx.Resize(p.inShape...)
+	if native && csrc.MaxPoolBackward(dy.Data, p.arg, dx.Data) == nil {
+		return dx
+	}
 	clear(dx.Data)
 	for o, g := range dy.Data {
 		dx.Data[p.arg[o]] += g

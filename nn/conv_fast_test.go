@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -77,6 +78,62 @@ func TestMaxPool22MatchesGeneral(t *testing.T) {
 					t.Fatalf("window %d: fast %g at %d, general %g at %d", o, yf.Data[o], fast.arg[o], best, bi)
 				}
 				o++
+			}
+		}
+	}
+}
+
+// TestNativeMatchesGo runs Conv2D, ReLU and MaxPool forward and backward
+// with csrc's kernels and with the Go loops and wants the same bits.
+func TestNativeMatchesGo(t *testing.T) {
+	if !native {
+		t.Skip("built without cgo on amd64: no C kernels to compare")
+	}
+	defer func() { native = true }()
+	for _, tc := range []struct {
+		name  string
+		shape []int
+		mk    func() Layer
+	}{
+		{"conv1", []int{3, 1, 28, 28}, func() Layer { return NewConv2D(1, 16, 5, 1, 0) }},
+		{"conv2", []int{3, 16, 12, 12}, func() Layer { return NewConv2D(16, 32, 5, 1, 0) }},
+		{"conv-pad", []int{2, 3, 7, 9}, func() Layer { return NewConv2D(3, 4, 3, 1, 1) }},
+		{"conv-stride", []int{2, 2, 9, 8}, func() Layer { return NewConv2D(2, 3, 3, 2, 1) }},
+		{"relu", []int{3, 5, 7, 9}, func() Layer { return NewReLU() }},
+		{"pool22", []int{2, 3, 24, 24}, func() Layer { return NewMaxPool(2, 2) }},
+		{"pool22-odd", []int{2, 3, 7, 9}, func() Layer { return NewMaxPool(2, 2) }},
+		{"pool32", []int{2, 3, 9, 9}, func() Layer { return NewMaxPool(3, 2) }},
+	} {
+		var outs [2][][]float32
+		for i, nat := range []bool{true, false} {
+			native = nat
+			rng := rand.New(rand.NewPCG(21, 22))
+			l := tc.mk()
+			w, g := make([]float32, l.NumParams()), make([]float32, l.NumParams())
+			l.Init(w, rng)
+			l.Bind(w, g)
+			x := NewTensor(tc.shape...)
+			for j := range x.Data {
+				x.Data[j] = float32(rng.IntN(9)-4) / 4 // ties for the pools, zeros for ReLU
+			}
+			y := l.Forward(x, true)
+			dy := NewTensor(y.Shape...)
+			for j := range dy.Data {
+				dy.Data[j] = 2*rng.Float32() - 1
+			}
+			ys := append([]float32(nil), y.Data...)
+			dx := l.Backward(dy, true)
+			outs[i] = [][]float32{ys, append([]float32(nil), dx.Data...), g}
+		}
+		for k, what := range []string{"y", "dx", "dw"} {
+			a, b := outs[0][k], outs[1][k]
+			if len(a) != len(b) {
+				t.Fatalf("%s: %s has %d values natively, %d in Go", tc.name, what, len(a), len(b))
+			}
+			for j := range a {
+				if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+					t.Fatalf("%s: %s[%d] = %g natively, %g in Go", tc.name, what, j, a[j], b[j])
+				}
 			}
 		}
 	}

@@ -1,0 +1,165 @@
+//go:build cgo && amd64
+
+package csrc
+
+/*
+#cgo noescape weft_im2col
+#cgo nocallback weft_im2col
+#cgo noescape weft_col2im
+#cgo nocallback weft_col2im
+#cgo noescape weft_maxpool
+#cgo nocallback weft_maxpool
+#cgo noescape weft_maxpool_bwd
+#cgo nocallback weft_maxpool_bwd
+#cgo noescape weft_relu
+#cgo nocallback weft_relu
+#cgo noescape weft_relu_bwd
+#cgo nocallback weft_relu_bwd
+#include "weft_conv.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// The convolution helpers run at Current's level: AVX512 has its own
+// versions, every other level the portable C. Each checks its arguments
+// in Go, blocks until done, keeps no reference to the slices, and reports
+// its accesses to the race detector; calls on disjoint outputs may run
+// concurrently. The results have the bits of package nn's Go loops.
+
+func cgeom(g ConvGeom) C.weft_conv_geom {
+	return C.weft_conv_geom{c: C.int64_t(g.C), h: C.int64_t(g.H), w: C.int64_t(g.W), k: C.int64_t(g.K),
+		stride: C.int64_t(g.Stride), pad: C.int64_t(g.Pad), oh: C.int64_t(g.OH), ow: C.int64_t(g.OW)}
+}
+
+func fptr(s []float32) *C.float { return (*C.float)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// Im2Col writes, for each of the n samples in x (C*H*W floats each), its
+// (C*K*K) x (OH*OW) patch matrix into col, samples one after the other;
+// rows are in (channel, ki, kj) order and padding reads as zero.
+func Im2Col(x []float32, n int, g ConvGeom, col []float32) error {
+	if err := checkIm2Col(x, n, g, col); err != nil {
+		return err
+	}
+	isa := Current()
+	if isa == None {
+		return ErrNotBuilt
+	}
+	if n == 0 {
+		return nil
+	}
+	raceRead(f32bytes(x[:n*g.in()]))
+	raceWrite(f32bytes(col[:n*g.col()]))
+	cg := cgeom(g)
+	C.weft_im2col(C.int(isa), fptr(x), C.int64_t(n), &cg, fptr(col))
+	return nil
+}
+
+// Col2Im adds one sample's column gradient col ((C*K*K) x (OH*OW), as
+// Im2Col lays it out) into its input gradient dx (C*H*W floats).
+func Col2Im(col []float32, g ConvGeom, dx []float32) error {
+	if err := checkCol2Im(col, g, dx); err != nil {
+		return err
+	}
+	isa := Current()
+	if isa == None {
+		return ErrNotBuilt
+	}
+	raceRead(f32bytes(col[:g.col()]))
+	raceRead(f32bytes(dx[:g.in()]))
+	raceWrite(f32bytes(dx[:g.in()]))
+	cg := cgeom(g)
+	C.weft_col2im(C.int(isa), fptr(col), &cg, fptr(dx))
+	return nil
+}
+
+// MaxPool writes each window's maximum to y and its index in x
+// (plane*H*W + row*W + column) to arg, the first in row-major window order
+// on ties.
+func MaxPool(x []float32, g PoolGeom, y []float32, arg []int32) error {
+	if err := checkPool(x, g, y, arg); err != nil {
+		return err
+	}
+	isa := Current()
+	if isa == None {
+		return ErrNotBuilt
+	}
+	out := g.Planes * g.OH * g.OW
+	if out == 0 {
+		return nil
+	}
+	raceRead(f32bytes(x[:g.Planes*g.H*g.W]))
+	raceWrite(f32bytes(y[:out]))
+	raceWrite(i32bytes(arg[:out]))
+	C.weft_maxpool(C.int(isa), fptr(x), C.int64_t(g.Planes), C.int64_t(g.H), C.int64_t(g.W), C.int64_t(g.K),
+		C.int64_t(g.Stride), C.int64_t(g.OH), C.int64_t(g.OW), fptr(y), (*C.int32_t)(unsafe.Pointer(unsafe.SliceData(arg))))
+	return nil
+}
+
+// MaxPoolBackward sets dx to zero and adds dy[o] at dx[arg[o]] for each o
+// in order. An index outside dx is an error (the others are still added).
+func MaxPoolBackward(dy []float32, arg []int32, dx []float32) error {
+	if len(arg) != len(dy) {
+		return fmt.Errorf("csrc: max pool backward with %d gradients and %d indices", len(dy), len(arg))
+	}
+	isa := Current()
+	if isa == None {
+		return ErrNotBuilt
+	}
+	if len(dx) == 0 && len(dy) == 0 {
+		return nil
+	}
+	raceRead(f32bytes(dy))
+	raceRead(i32bytes(arg))
+	raceWrite(f32bytes(dx))
+	var pdx *C.float
+	if len(dx) > 0 {
+		pdx = fptr(dx)
+	}
+	bad := C.weft_maxpool_bwd(C.int(isa), fptr(dy), (*C.int32_t)(unsafe.Pointer(unsafe.SliceData(arg))),
+		C.int64_t(len(dy)), pdx, C.int64_t(len(dx)))
+	if bad != 0 {
+		return fmt.Errorf("csrc: max pool backward: %d indices outside the %d inputs", int64(bad), len(dx))
+	}
+	return nil
+}
+
+// ReLU writes y = max(x, 0) (Go's max: NaN stays NaN, -0 gives +0).
+func ReLU(x, y []float32) error {
+	if err := checkReLU("relu", x, y, nil); err != nil {
+		return err
+	}
+	isa := Current()
+	if isa == None {
+		return ErrNotBuilt
+	}
+	if len(x) == 0 {
+		return nil
+	}
+	raceRead(f32bytes(x))
+	raceWrite(f32bytes(y))
+	C.weft_relu(C.int(isa), fptr(x), fptr(y), C.int64_t(len(x)))
+	return nil
+}
+
+// ReLUBackward writes dx = dy where y > 0 and 0 elsewhere; dx may be dy.
+func ReLUBackward(y, dy, dx []float32) error {
+	if err := checkReLU("relu backward", y, dy, dx); err != nil {
+		return err
+	}
+	isa := Current()
+	if isa == None {
+		return ErrNotBuilt
+	}
+	if len(y) == 0 {
+		return nil
+	}
+	raceRead(f32bytes(y))
+	raceRead(f32bytes(dy))
+	raceWrite(f32bytes(dx))
+	C.weft_relu_bwd(C.int(isa), fptr(y), fptr(dy), fptr(dx), C.int64_t(len(y)))
+	return nil
+}
