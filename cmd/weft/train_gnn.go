@@ -23,13 +23,14 @@ import (
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/internal/progress"
 	"github.com/weft-hpc/weft/nn"
+	"github.com/weft-hpc/weft/pipe"
 )
 
 // gnnOptions are the flags of weft train gnn.
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
-	batch, epochs, hidden, ranks                                        int
-	lr, dropout                                                         float64
+	batch, epochs, hidden, ranks, roots                                 int
+	lr, dropout, gbps                                                   float64
 	seed                                                                uint64
 	out                                                                 io.Writer
 }
@@ -52,7 +53,13 @@ a FIFO cache of remote features, and sampling, fetching and training as
 stages on their own cores that run a few batches ahead. --pipeline baseline
 runs the same code with shuffled batches, no cache, and the stages one after
 another. Every epoch prints a row: samples/s, time per stage, cache hit
-ratio, remote bytes, train loss, valid and test accuracy.`,
+ratio, remote bytes, train loss, valid and test accuracy.
+
+--net-gbps emulates each rank's network card at that rate (sampling and
+feature rounds and the gradient allreduce share it), so that a run on one
+host sees the remote traffic a cluster would: the data still moves at the
+host's speed, and each round ends no earlier than the emulated link would
+have carried its bytes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = cmd.OutOrStdout()
@@ -73,6 +80,8 @@ ratio, remote bytes, train loss, valid and test accuracy.`,
 	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph) or none; default by --pipeline")
 	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
 	f.StringVar(&o.pipe, "pipeline", "bgl", "bgl or baseline")
+	f.IntVar(&o.roots, "roots", 0, "BFS traversals taking turns in the proximity order (0: the pipeline's default)")
+	f.Float64Var(&o.gbps, "net-gbps", 0, "emulate a network card of this many Gbit/s per rank (0: no throttling)")
 	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
 	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
@@ -174,6 +183,8 @@ func gnnBudget(s string, total int64) (int64, error) {
 // trainGNNRank is one rank's training.
 func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator, sum *hdf5io.Summary, fanouts []int, budget int64) error {
 	rank, size := c.Rank(), c.Size()
+	launched := c
+	c = pipe.Throttle(c, o.gbps)
 	shard, err := loadShard(o, size, rank)
 	if err != nil {
 		return err
@@ -185,7 +196,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		return err
 	}
 	defer grads.Close()
-	opt := pipeline.Options{BatchSize: o.batch, Fanouts: fanouts, Seed: o.seed}
+	opt := pipeline.Options{BatchSize: o.batch, Fanouts: fanouts, Seed: o.seed, Roots: o.roots}
 	sequential := false
 	switch o.pipe {
 	case "bgl":
@@ -200,7 +211,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	local := 1
 	if o.ranks > 0 {
 		local = o.ranks
-	} else if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+	} else if wc, ok := launched.(*collective.Comm); ok && wc.Launch() != nil {
 		local = max(1, wc.Launch().LocalRanks)
 	}
 	switch o.affinity {
@@ -384,8 +395,11 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 	clear(t.buf)
 	if !b.Empty() {
 		t.blocks = toBlocks(b.MFG, t.blocks)
-		x := t.x.Resize(len(b.MFG.Input), b.FeatDim)
-		copy(x.Data, b.Feat)
+		// The batch's rows are the model's input as they are (the model
+		// does not write its input, and the step ends before the pipeline
+		// reuses the buffer).
+		t.x.Shape, t.x.Data = append(t.x.Shape[:0], len(b.MFG.Input), b.FeatDim), b.Feat
+		x := &t.x
 		t.labels = t.labels[:0]
 		for i, l := range b.Labels {
 			if l < 0 || l >= int64(t.classes) {
