@@ -18,8 +18,11 @@ import (
 // previous one leaves it, whichever is later, and occupies it for
 // wire bytes / rate, the wire bytes being what a rank sends in the
 // bandwidth-optimal algorithm (2(n-1)/n of the buffer for a ring
-// allreduce, the buffer for a broadcast). The other collectives pass
-// through unthrottled. gbps <= 0 returns c itself.
+// allreduce, the buffer for a broadcast, for an all-to-all the larger of
+// what the rank sends to and receives from the others: a full-duplex
+// link). Communicators split off the result share its link, as they would
+// share a rank's network card. The other collectives pass through
+// unthrottled. gbps <= 0 returns c itself.
 //
 // The waiting happens in Wait (or the blocking call), on the caller's
 // goroutine, as sleeping: it costs no CPU, which keeps the emulation
@@ -28,11 +31,16 @@ func Throttle(c collective.Communicator, gbps float64) collective.Communicator {
 	if gbps <= 0 {
 		return c
 	}
-	return &throttled{Communicator: c, rate: gbps * 1e9 / 8}
+	return &throttled{Communicator: c, link: &link{rate: gbps * 1e9 / 8}}
 }
 
 type throttled struct {
 	collective.Communicator
+	*link
+}
+
+// link is one rank's emulated network card.
+type link struct {
 	rate float64 // bytes per second
 
 	mu   sync.Mutex
@@ -40,7 +48,7 @@ type throttled struct {
 }
 
 // reserve books wire bytes on the link and returns when they are through.
-func (t *throttled) reserve(wire float64) time.Time {
+func (t *link) reserve(wire float64) time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	start := time.Now()
@@ -49,6 +57,46 @@ func (t *throttled) reserve(wire float64) time.Time {
 	}
 	t.free = start.Add(time.Duration(wire / t.rate * float64(time.Second)))
 	return t.free
+}
+
+// Split keeps the parts on this rank's link.
+func (t *throttled) Split(ctx context.Context, color, key int) (collective.Communicator, error) {
+	c, err := t.Communicator.Split(ctx, color, key)
+	if err != nil || c == nil {
+		return c, err
+	}
+	return &throttled{Communicator: c, link: t.link}, nil
+}
+
+// alltoallWire is the larger of the bytes sent to and received from the
+// other ranks.
+func (t *throttled) alltoallWire(send collective.Buffer, sendCounts []int, recvCounts []int) float64 {
+	me := t.Rank()
+	var out, in int
+	for r := range sendCounts {
+		if r != me {
+			out += sendCounts[r]
+		}
+	}
+	for r := range recvCounts {
+		if r != me {
+			in += recvCounts[r]
+		}
+	}
+	return float64(max(out, in) * send.DType().Size())
+}
+
+func (t *throttled) AllToAllV(ctx context.Context, send collective.Buffer, sendCounts []int, recv collective.Buffer, recvCounts []int) error {
+	until := t.reserve(t.alltoallWire(send, sendCounts, recvCounts))
+	if err := t.Communicator.AllToAllV(ctx, send, sendCounts, recv, recvCounts); err != nil {
+		return err
+	}
+	return sleepUntil(ctx, until)
+}
+
+func (t *throttled) IAllToAllV(send collective.Buffer, sendCounts []int, recv collective.Buffer, recvCounts []int) collective.Request {
+	until := t.reserve(t.alltoallWire(send, sendCounts, recvCounts))
+	return &slowRequest{Request: t.Communicator.IAllToAllV(send, sendCounts, recv, recvCounts), until: until}
 }
 
 func (t *throttled) allreduceWire(b collective.Buffer) float64 {
