@@ -47,37 +47,68 @@ func EdgeWeights(b *model.Block, pos []float32, dim int) []float32 {
 //
 //	z_d = (1+Eps) x_d + sum_{s in N(d)} alpha_ds x_s,   y_d = W z_d + b
 //
-// W stored Out x In as nn.Linear. The aggregation runs fused (Aggregate).
+// or, with Root, z_d = sum_{s in N(d)} alpha_ds x_s and
+// y_d = W z_d + W_r x_d + b. W and W_r stored Out x In as nn.Linear,
+// parameters in the order W, W_r, b. The aggregation runs fused
+// (Aggregate).
 type Layer struct {
 	In, Out int
 	Eps     float32
+	// Root gives the node's own row a weight matrix of its own (W_r, as
+	// GraphSAGE's self weight and PyG's root_weight) instead of adding it,
+	// scaled by 1+Eps, to the neighbours' sum before W.
+	Root bool
 
-	w, b, dw, db []float32
-	blk          *model.Block
-	alpha        []float32
-	x            *nn.Tensor
-	z, y, dz, dx nn.Tensor
+	w, wr, b, dw, dwr, db []float32
+	blk                   *model.Block
+	alpha                 []float32
+	x                     *nn.Tensor
+	z, y, dz, dx          nn.Tensor
 }
 
 // NewLayer returns a layer from in to out features with self weight
 // 1+eps.
 func NewLayer(in, out int, eps float32) *Layer { return &Layer{In: in, Out: out, Eps: eps} }
 
-func (l *Layer) NumParams() int { return l.Out*l.In + l.Out }
+// NewRootLayer returns a layer from in to out features whose own row has
+// its own weight matrix.
+func NewRootLayer(in, out int) *Layer { return &Layer{In: in, Out: out, Root: true} }
+
+func (l *Layer) mats() int {
+	if l.Root {
+		return 2
+	}
+	return 1
+}
+
+func (l *Layer) NumParams() int { return l.mats()*l.Out*l.In + l.Out }
 
 func (l *Layer) Bind(w, g []float32) {
 	n := l.Out * l.In
-	l.w, l.b, l.dw, l.db = w[:n], w[n:], g[:n], g[n:]
+	k := l.mats() * n
+	l.w, l.b, l.dw, l.db = w[:n], w[k:], g[:n], g[k:]
+	l.wr, l.dwr = nil, nil
+	if l.Root {
+		l.wr, l.dwr = w[n:k], g[n:k]
+	}
 }
 
-// Init draws W from Glorot's uniform range and zeroes b.
+// Init draws W (and W_r) from Glorot's uniform range and zeroes b.
 func (l *Layer) Init(w []float32, rng *rand.Rand) {
-	n := l.Out * l.In
+	k := l.mats() * l.Out * l.In
 	bound := float32(math.Sqrt(6 / float64(l.In+l.Out)))
-	for i := range w[:n] {
+	for i := range w[:k] {
 		w[i] = (2*rng.Float32() - 1) * bound
 	}
-	clear(w[n:])
+	clear(w[k:])
+}
+
+// self is the aggregation's weight of the node's own row.
+func (l *Layer) self() float32 {
+	if l.Root {
+		return 0
+	}
+	return 1 + l.Eps
 }
 
 // Forward maps x (NumSrc x In) to NumDst x Out rows; alpha holds one
@@ -89,13 +120,16 @@ func (l *Layer) Forward(b *model.Block, alpha []float32, x *nn.Tensor) *nn.Tenso
 	}
 	l.blk, l.alpha, l.x = b, alpha, x
 	z := l.z.Resize(b.NumDst, l.In)
-	Aggregate(x.Data, l.In, b.Indptr, b.Indices, alpha, 1+l.Eps, z.Data, b.NumDst)
+	Aggregate(x.Data, l.In, b.Indptr, b.Indices, alpha, l.self(), z.Data, b.NumDst)
 	y := l.y.Resize(b.NumDst, l.Out)
 	for i := 0; i < b.NumDst; i++ {
 		copy(y.Data[i*l.Out:(i+1)*l.Out], l.b)
 	}
 	if b.NumDst > 0 {
 		nn.Gemm(false, true, b.NumDst, l.Out, l.In, 1, z.Data, l.In, l.w, l.In, 1, y.Data, l.Out)
+		if l.Root {
+			nn.Gemm(false, true, b.NumDst, l.Out, l.In, 1, x.Data, l.In, l.wr, l.In, 1, y.Data, l.Out)
+		}
 	}
 	return y
 }
@@ -113,8 +147,12 @@ func (l *Layer) Backward(dy *nn.Tensor, needDx bool) *nn.Tensor {
 	}
 	if nd == 0 {
 		clear(l.dw)
+		clear(l.dwr)
 	} else {
 		nn.Gemm(true, false, l.Out, l.In, nd, 1, dy.Data, l.Out, l.z.Data, l.In, 0, l.dw, l.In)
+		if l.Root {
+			nn.Gemm(true, false, l.Out, l.In, nd, 1, dy.Data, l.Out, l.x.Data, l.In, 0, l.dwr, l.In)
+		}
 	}
 	if !needDx {
 		return nil
@@ -124,7 +162,10 @@ func (l *Layer) Backward(dy *nn.Tensor, needDx bool) *nn.Tensor {
 	if nd > 0 {
 		dz := l.dz.Resize(nd, l.In)
 		nn.Gemm(false, false, nd, l.In, l.Out, 1, dy.Data, l.Out, l.w, l.In, 0, dz.Data, l.In)
-		AggregateBackward(l.x.Data, dz.Data, l.In, b.Indptr, b.Indices, l.alpha, 1+l.Eps, dx.Data, nil, nd)
+		AggregateBackward(l.x.Data, dz.Data, l.In, b.Indptr, b.Indices, l.alpha, l.self(), dx.Data, nil, nd)
+		if l.Root {
+			nn.Gemm(false, false, nd, l.In, l.Out, 1, dy.Data, l.Out, l.wr, l.In, 1, dx.Data, l.In)
+		}
 	}
 	return dx
 }

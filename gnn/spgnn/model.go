@@ -14,6 +14,11 @@ type Config struct {
 	In, Hidden, Classes, Layers int
 	// Eps is the layers' self weight minus one (GIN's epsilon, fixed).
 	Eps float32
+	// Root gives every layer a separate weight matrix for the node's own
+	// row (Layer.Root; Eps is then unused): on tasks with informative raw
+	// features the node's own features keep a channel of their own, as
+	// in GraphSAGE, instead of being summed with its neighbours'.
+	Root bool
 	// Graph selects the graph-level head: every layer In/Hidden -> Hidden
 	// with ReLU, mean readout per graph, then a Linear to Classes. Without
 	// it the last layer outputs Classes logits per node.
@@ -48,7 +53,9 @@ func New(cfg Config, seed uint64) (*Model, error) {
 		if i == cfg.Layers-1 && !cfg.Graph {
 			z = cfg.Classes
 		}
-		m.Layers = append(m.Layers, NewLayer(a, z, cfg.Eps))
+		l := NewLayer(a, z, cfg.Eps)
+		l.Root = cfg.Root
+		m.Layers = append(m.Layers, l)
 		if i < cfg.Layers-1 || cfg.Graph {
 			m.relus = append(m.relus, nn.NewReLU())
 		}

@@ -182,20 +182,23 @@ func gradCheck(t *testing.T, f func() *nn.Tensor, backward func(dy *nn.Tensor) [
 }
 
 func TestGradLayer(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	b, alpha := randomBlock(rng, 9, 5, 3)
-	l := NewLayer(3, 4, 0.3)
-	w := make([]float32, l.NumParams())
-	g := make([]float32, len(w))
-	l.Init(w, rng)
-	for i := range w {
-		w[i] += 0.1 * (2*rng.Float32() - 1)
+	for _, root := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		b, alpha := randomBlock(rng, 9, 5, 3)
+		l := NewLayer(3, 4, 0.3)
+		l.Root = root
+		w := make([]float32, l.NumParams())
+		g := make([]float32, len(w))
+		l.Init(w, rng)
+		for i := range w {
+			w[i] += 0.1 * (2*rng.Float32() - 1)
+		}
+		l.Bind(w, g)
+		x := nn.NewTensor(9, 3)
+		copy(x.Data, randVec(rng, 27))
+		gradCheck(t, func() *nn.Tensor { return l.Forward(&b, alpha, x) },
+			func(dy *nn.Tensor) []float32 { return l.Backward(dy, true).Data }, w, g, x.Data)
 	}
-	l.Bind(w, g)
-	x := nn.NewTensor(9, 3)
-	copy(x.Data, randVec(rng, 27))
-	gradCheck(t, func() *nn.Tensor { return l.Forward(&b, alpha, x) },
-		func(dy *nn.Tensor) []float32 { return l.Backward(dy, true).Data }, w, g, x.Data)
 }
 
 // TestGradModelGraph checks the whole graph-level model: two layers,
