@@ -838,6 +838,40 @@ func (r *Reader) FeatRows(start, end int64) ([]float32, error) {
 	return dst, nil
 }
 
+// NodeColumns returns the column count of the per-node float32 dataset
+// name (such as /node/pos_enc): 2-D, num_nodes rows. A missing dataset is
+// an error wrapping ErrNotFound.
+func (r *Reader) NodeColumns(name string) (int, error) {
+	info, err := r.dataset(name, true, r.sum.NumNodes, -1, Float32)
+	if err != nil {
+		return 0, err
+	}
+	if info.Cols < 1 || info.Cols > MaxFeatDim {
+		return 0, r.formatErr(name, bad(ErrFormat, "%d columns, want 1..%d", info.Cols, MaxFeatDim))
+	}
+	return int(info.Cols), nil
+}
+
+// NodeRows reads rows [start, end) of the per-node float32 dataset name
+// (NodeColumns), row-major, and checks they are finite.
+func (r *Reader) NodeRows(name string, start, end int64) ([]float32, error) {
+	cols, err := r.NodeColumns(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkRange(name, start, end, r.sum.NumNodes); err != nil {
+		return nil, err
+	}
+	dst := make([]float32, (end-start)*int64(cols))
+	if err := ReadRows(r.f, name, start, end-start, dst); err != nil {
+		return nil, err
+	}
+	if err := checkFinite(ErrFormat, dst, cols, start); err != nil {
+		return nil, r.formatErr(name, err)
+	}
+	return dst, nil
+}
+
 // Labels reads /node/label[start:end].
 func (r *Reader) Labels(start, end int64) ([]int64, error) {
 	return r.optionalRows(DatasetLabel, r.sum.HasLabel, start, end)

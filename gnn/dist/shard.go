@@ -28,6 +28,11 @@ type LoadOptions struct {
 	// TrainSplit names the split whose owned nodes are the rank's training
 	// nodes. "" means "train". A file without it gives no training nodes.
 	TrainSplit string
+	// Extra names per-node float32 datasets (such as /node/pos_enc from
+	// weft encode) whose columns are appended to each node's feature row,
+	// in order: FeatDim counts them, and the store serves them with the
+	// features. A graph without /node/feat then has only these columns.
+	Extra []string
 }
 
 // LoadStats says what Load read.
@@ -111,7 +116,25 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 			return nil, fmt.Errorf("dist: load: %w", err)
 		}
 	}
-	s, err := load(r, book, part, sum.FeatDim, sum.HasFeat, sum.HasLabel, train, opt)
+	var src rowSource = r
+	featDim, hasFeat := sum.FeatDim, sum.HasFeat
+	if len(opt.Extra) > 0 {
+		x := &extraRows{r: r, base: 0, names: opt.Extra}
+		if sum.HasFeat {
+			x.base = sum.FeatDim
+		}
+		featDim = x.base
+		for _, name := range opt.Extra {
+			c, err := r.NodeColumns(name)
+			if err != nil {
+				return nil, fmt.Errorf("dist: load: %w", err)
+			}
+			x.cols = append(x.cols, c)
+			featDim += c
+		}
+		src, hasFeat = x, true
+	}
+	s, err := load(src, book, part, featDim, hasFeat, sum.HasLabel, train, opt)
 	if err != nil {
 		return nil, fmt.Errorf("dist: load part %d of %q from %s: %w", part, partition, path, err)
 	}
@@ -296,4 +319,47 @@ func (s *Shard) LocalAdjacency() (indptr []int64, adj []int32) {
 		}
 	})
 	return s.adjPtr, s.adjLocal
+}
+
+// extraRows is a Reader whose feature rows carry the columns of further
+// per-node datasets after /node/feat's (LoadOptions.Extra).
+type extraRows struct {
+	r     *hdf5io.Reader
+	base  int // /node/feat's columns, 0 without it
+	names []string
+	cols  []int
+}
+
+func (x *extraRows) CSR(lo, hi int64) (*hdf5io.CSRBlock, error) { return x.r.CSR(lo, hi) }
+func (x *extraRows) Labels(lo, hi int64) ([]int64, error)       { return x.r.Labels(lo, hi) }
+
+func (x *extraRows) FeatRows(lo, hi int64) ([]float32, error) {
+	d := x.base
+	for _, c := range x.cols {
+		d += c
+	}
+	n := int(hi - lo)
+	out := make([]float32, n*d)
+	off := 0
+	put := func(part []float32, c int) {
+		for i := range n {
+			copy(out[i*d+off:i*d+off+c], part[i*c:(i+1)*c])
+		}
+		off += c
+	}
+	if x.base > 0 {
+		f, err := x.r.FeatRows(lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		put(f, x.base)
+	}
+	for j, name := range x.names {
+		f, err := x.r.NodeRows(name, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		put(f, x.cols[j])
+	}
+	return out, nil
 }
