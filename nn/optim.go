@@ -3,6 +3,8 @@ package nn
 import (
 	"fmt"
 	"math"
+
+	"github.com/weft-hpc/weft/csrc"
 )
 
 // DeltaFromState is implemented by optimizers that can tell their last
@@ -110,8 +112,12 @@ func (o *SGD) Apply(u *Update, lo, hi int) {
 	if u.Live != nil {
 		live, est = u.Live[lo:hi][:len(w)], u.Estimate[lo:hi][:len(w)]
 	}
-	// The hot cases without branches or bounds checks in the loop; the
-	// general loop covers the rest.
+	// The hot cases: in C when it is built in (csrc.SGD, vectorised, the
+	// same bits), else in Go without branches or bounds checks in the
+	// loop; the general loop covers the rest.
+	if native && stale == nil && (lam == 0 || !u.Adaptive) && csrc.SGD(w, g, v, live, est, lr, mu, lam) == nil {
+		return
+	}
 	switch {
 	case stale == nil && lam == 0 && live == nil:
 		for i := range w {
@@ -128,7 +134,17 @@ func (o *SGD) Apply(u *Update, lo, hi int) {
 			w[i] = wi
 			live[i] = wi - lr*(mu*vi+est[i])
 		}
-	case stale == nil && !u.Adaptive && live != nil:
+	case stale == nil && !u.Adaptive && live == nil:
+		// Compensation from the momentum without prediction.
+		c := -lam * lr
+		for i := range w {
+			gi, vi := g[i], v[i]
+			gi += c * gi * gi * vi
+			vi = mu*vi + gi
+			v[i] = vi
+			w[i] -= lr * vi
+		}
+	case stale == nil && !u.Adaptive:
 		// SAPipe's default: compensation from the momentum (dw = -lr*v)
 		// and prediction in the pass of a plain step.
 		live, est := live[:len(w)], est[:len(w)]

@@ -125,3 +125,59 @@ func TestDelayCompensationFromState(t *testing.T) {
 		}
 	}
 }
+
+// TestSGDNativeMatchesGo runs SGD's hot cases (plain, prediction,
+// compensation from the momentum, both, and the estimate being the
+// gradient itself, as PrevSync makes it) through csrc.SGD and through the
+// Go loops, over odd lengths and a sub-range, and wants the same bits.
+func TestSGDNativeMatchesGo(t *testing.T) {
+	if !native {
+		t.Skip("built without cgo on amd64: no C kernel to compare")
+	}
+	defer func() { native = true }()
+	const n = 1037
+	vec := func(seed int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32((i*seed)%101-50) / 37
+		}
+		s[3] = float32(math.Copysign(0, -1))
+		return s
+	}
+	for _, tc := range []struct {
+		name           string
+		lambda         float32
+		live, prevSync bool
+		lo, hi         int
+	}{
+		{"plain", 0, false, false, 0, n}, {"wp", 0, true, false, 0, n}, {"dc", 0.04, false, false, 0, n},
+		{"dc+wp", 0.04, true, false, 0, n}, {"dc+wp-prevsync", 0.5, true, true, 0, n}, {"dc+wp-range", 0.04, true, false, 5, 1000},
+	} {
+		var got [2][][]float32
+		for k, nat := range []bool{true, false} {
+			native = nat
+			o := &SGD{LR: 0.05, Momentum: 0.9}
+			o.Init(n)
+			w := vec(7)
+			for step := 1; step <= 3; step++ {
+				u := &Update{W: w, G: vec(step + 11), T: step, Lambda: tc.lambda}
+				if tc.live {
+					u.Live, u.Estimate = make([]float32, n), vec(step+23)
+					if tc.prevSync {
+						u.Estimate = u.G
+					}
+				}
+				o.Apply(u, tc.lo, tc.hi)
+				got[k] = [][]float32{w, o.v, u.Live}
+			}
+		}
+		for j, what := range []string{"w", "v", "live"} {
+			a, b := got[0][j], got[1][j]
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("%s: %s[%d] = %g natively, %g in Go", tc.name, what, i, a[i], b[i])
+				}
+			}
+		}
+	}
+}
