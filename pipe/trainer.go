@@ -199,7 +199,7 @@ type Trainer struct {
 	layerBucket []int     // bucket of layer i, -1 without parameters
 
 	live  []float32    // model.W: the weights forward and backward use
-	real  []float32    // the true weights (== live without prediction)
+	real  []float32    // the true weights of the stale buckets (== live without prediction); see realOf
 	stale []float32    // real weights one update back: delay compensation's w_{t-1} (nil when the optimizer knows it)
 	gloc  [2][]float32 // local gradients by step parity
 	gred  [2][]float32 // reduced gradients by step parity
@@ -318,8 +318,30 @@ func (t *Trainer) StepNum() int { return t.step }
 
 // Real returns the true parameters (identical on every rank). With weight
 // prediction they differ from the model's W, which holds the predicted
-// weights the next step computes with. The slice belongs to the trainer.
-func (t *Trainer) Real() []float32 { return t.real }
+// weights the next step computes with. The slice belongs to the trainer;
+// it is brought up to date by each call and must not be written.
+func (t *Trainer) Real() []float32 {
+	if t.cfg.Predict {
+		// The fresh buckets' real weights are their live ones (realOf).
+		for _, b := range t.buckets {
+			if !b.stale {
+				copy(t.real[b.lo:b.hi], t.live[b.lo:b.hi])
+			}
+		}
+	}
+	return t.real
+}
+
+// realOf is the vector that holds bucket b's real weights: t.real for the
+// stale buckets; the live ones for the fresh buckets, whose live weights
+// are their real ones, so that their updates write the model's weights
+// directly instead of a copy that is then copied (Real gathers them).
+func (t *Trainer) realOf(b *bucket) []float32 {
+	if b.stale {
+		return t.real
+	}
+	return t.live
+}
 
 // Step trains on one batch x with labels: it applies the updates due
 // before this step, runs forward and backward, and starts reducing the
@@ -472,7 +494,7 @@ func (t *Trainer) apply(b *bucket, f *flight, compensated bool) {
 	w := time.Now()
 	b.applied++
 	u := &t.upd
-	*u = nn.Update{W: t.real, G: t.gred[f.step%2], T: b.applied}
+	*u = nn.Update{W: t.realOf(b), G: t.gred[f.step%2], T: b.applied}
 	predict := t.cfg.Predict && compensated
 	if compensated && t.cfg.Compensate {
 		// With a copy of the previous weights (t.stale) the gap needs
@@ -498,7 +520,7 @@ func (t *Trainer) apply(b *bucket, f *flight, compensated bool) {
 		}
 	}
 	t.opt.Apply(u, b.lo, b.hi)
-	if t.cfg.Predict && !predict {
+	if t.cfg.Predict && !predict && b.stale {
 		copy(t.live[b.lo:b.hi], t.real[b.lo:b.hi])
 	}
 	t.cur.Update += time.Since(w)
@@ -525,7 +547,11 @@ func (t *Trainer) Flush(ctx context.Context) error {
 		t.apply(ob, oldest, false)
 	}
 	if t.cfg.Predict {
-		copy(t.live, t.real)
+		for _, b := range t.buckets {
+			if b.stale {
+				copy(t.live[b.lo:b.hi], t.real[b.lo:b.hi])
+			}
+		}
 	}
 	return t.err
 }
@@ -534,7 +560,7 @@ func (t *Trainer) Flush(ctx context.Context) error {
 // batches of batch samples of the given shape, without flushing: gradients
 // still in flight are not in them. It must not run during a Step.
 func (t *Trainer) Evaluate(data *nn.Dataset, batch int, shape ...int) float64 {
-	t.model.Bind(t.real, t.gloc[t.step%2])
+	t.model.Bind(t.Real(), t.gloc[t.step%2])
 	acc := nn.Evaluate(t.model, data, batch, shape...)
 	t.model.Bind(t.live, t.gloc[t.step%2])
 	return acc
