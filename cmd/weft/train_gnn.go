@@ -29,6 +29,8 @@ import (
 // gnnOptions are the flags of weft train gnn.
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
+	extra                                                               []string // datasets appended to the features (spgnn)
+	extraCols                                                           []int
 	batch, epochs, hidden, ranks, roots                                 int
 	lr, dropout, gbps                                                   float64
 	seed                                                                uint64
@@ -39,7 +41,7 @@ func trainGNNCmd() *cobra.Command {
 	o := &gnnOptions{}
 	cmd := &cobra.Command{
 		Use:   "gnn --data FILE.h5 [--partition NAME] [--ranks N]",
-		Short: "Train GraphSAGE or GCN on a partitioned graph with the BGL data pipeline",
+		Short: "Train GraphSAGE, GCN or SP-GNN on a partitioned graph with the BGL data pipeline",
 		Long: `Mini-batch GNN training, data parallel: each rank loads its part of the graph
 (--partition, made by weft partition) from the HDF5 file, samples neighbours
 (--fanout, first hop first as in weft partition and PyG: 10,5 takes 10
@@ -55,6 +57,12 @@ runs the same code with shuffled batches, no cache, and the stages one after
 another. Every epoch prints a row: samples/s, time per stage, cache hit
 ratio, remote bytes, train loss, valid and test accuracy.
 
+--model spgnn trains SP-GNN (gnn/spgnn): the features are extended with
+the position and structure encodings that weft encode stored in the file
+(/node/pos_enc, required, and /node/struct_enc), fetched and cached with
+the features, and each layer weights neighbours by their proximity in the
+position encoding.
+
 --net-gbps emulates each rank's network card at that rate (sampling and
 feature rounds and the gradient allreduce share it), so that a run on one
 host sees the remote traffic a cluster would: the data still moves at the
@@ -69,7 +77,7 @@ have carried its bytes.`,
 	f := cmd.Flags()
 	f.StringVar(&o.data, "data", "", "graph dataset (HDF5 layout of docs/FORMAT.md; required)")
 	f.StringVar(&o.partition, "partition", "", "partition in the file, one part per rank (optional with one rank)")
-	f.StringVar(&o.kind, "model", "sage", "sage or gcn")
+	f.StringVar(&o.kind, "model", "sage", "sage, gcn or spgnn (SP-GNN: needs the encodings of weft encode)")
 	f.StringVar(&o.fanout, "fanout", "10,5", "neighbours sampled per hop, first hop first (-1: all)")
 	f.IntVar(&o.batch, "batch", 1024, "seed nodes per batch and rank")
 	f.IntVar(&o.epochs, "epochs", 3, "epochs")
@@ -103,10 +111,23 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	if err != nil {
 		return err
 	}
-	if !sum.HasFeat || !sum.HasLabel {
+	switch o.kind {
+	case "sage", "gcn":
+	case "spgnn":
+		if o.extra, o.extraCols, err = spgnnExtra(o.data); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("train gnn: --model %q: want sage, gcn or spgnn", o.kind)
+	}
+	if !sum.HasLabel || (!sum.HasFeat && len(o.extra) == 0) {
 		return fmt.Errorf("train gnn: %s has no node features or labels (/node/feat, /node/label)", o.data)
 	}
-	budget, err := gnnBudget(o.cache, sum.NumNodes*int64(sum.FeatDim)*4)
+	rowCols := sum.FeatDim
+	for _, c := range o.extraCols {
+		rowCols += c
+	}
+	budget, err := gnnBudget(o.cache, sum.NumNodes*int64(rowCols)*4)
 	if err != nil {
 		return err
 	}
@@ -250,17 +271,29 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	if err != nil {
 		return err
 	}
-	m, err := model.New(o.kind, sum.FeatDim, o.hidden, classes, len(fanouts), float32(o.dropout), o.seed)
+	var m gnnNet
+	if o.kind == "spgnn" {
+		enc := 0
+		for _, c := range o.extraCols {
+			enc += c
+		}
+		m, err = newSPNet(ctx, grads, shard, o.extraCols[0], enc, o.hidden, classes, len(fanouts), o.seed)
+	} else {
+		var bm *model.Model
+		bm, err = model.New(o.kind, shard.FeatDim(), o.hidden, classes, len(fanouts), float32(o.dropout), o.seed)
+		m = blockNet{bm}
+	}
 	if err != nil {
 		return err
 	}
+	w, _ := m.params()
 	adam := nn.NewAdam(float32(o.lr))
-	adam.Init(len(m.W))
+	adam.Init(len(w))
 	evalSets, err := evalSeeds(o.data, shard)
 	if err != nil {
 		return err
 	}
-	tr := &gnnTrainer{m: m, classes: classes, adam: adam, comm: grads, buf: make([]float32, len(m.W)+2)}
+	tr := &gnnTrainer{m: m, classes: classes, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
 	if rank == 0 {
 		fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
 			"train gnn", o.data, sum.NumNodes, size, o.kind, o.fanout, o.batch, o.pipe, opt.Cache.Policy, bytesString(opt.Cache.Budget))
@@ -313,7 +346,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 // whole graph is the part.
 func loadShard(o *gnnOptions, size, rank int) (*dist.Shard, error) {
 	if o.partition != "" {
-		return dist.Load(o.data, o.partition, rank, dist.LoadOptions{})
+		return dist.Load(o.data, o.partition, rank, dist.LoadOptions{Extra: o.extra})
 	}
 	if size > 1 {
 		return nil, fmt.Errorf("train gnn: %d ranks need --partition (made by weft partition -k %d %s)", size, size, o.data)
@@ -321,6 +354,11 @@ func loadShard(o *gnnOptions, size, rank int) (*dist.Shard, error) {
 	g, err := hdf5io.ReadGraph(o.data)
 	if err != nil {
 		return nil, err
+	}
+	if len(o.extra) > 0 {
+		if err := appendExtra(o.data, g, o.extra, o.extraCols); err != nil {
+			return nil, err
+		}
 	}
 	g.Partitions = map[string]hdf5io.Partition{"all": {Assign: make([]int32, g.NumNodes), NumParts: 1}}
 	return dist.FromGraph(g, "all", 0, dist.LoadOptions{})
@@ -367,7 +405,7 @@ func evalSeeds(path string, s *dist.Shard) ([][]int64, error) {
 // gnnTrainer is the training stage: forward, loss, backward, gradient
 // allreduce weighted by batch size, Adam.
 type gnnTrainer struct {
-	m       *model.Model
+	m       gnnNet
 	classes int
 	adam    *nn.Adam
 	comm    collective.Communicator
@@ -391,7 +429,8 @@ func toBlocks(mfg *sample.MFG, out []model.Block) []model.Block {
 }
 
 func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
-	n := len(t.m.W)
+	W, G := t.m.params()
+	n := len(W)
 	clear(t.buf)
 	if !b.Empty() {
 		t.blocks = toBlocks(b.MFG, t.blocks)
@@ -407,11 +446,11 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 			}
 			t.labels = append(t.labels, int32(l))
 		}
-		logits := t.m.Forward(t.blocks, x, true)
+		logits := t.m.forward(t.blocks, x, true)
 		loss, _ := t.ce.Loss(logits, t.labels)
-		t.m.Backward(t.ce.Grad())
+		t.m.backward(t.ce.Grad())
 		k := float32(len(b.Seeds))
-		for i, g := range t.m.G {
+		for i, g := range G {
 			t.buf[i] = g * k
 		}
 		t.buf[n], t.buf[n+1] = k, loss*k
@@ -423,11 +462,11 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 	if total == 0 {
 		return nil
 	}
-	for i := range t.m.G {
-		t.m.G[i] = t.buf[i] / total
+	for i := range G {
+		G[i] = t.buf[i] / total
 	}
 	t.step_++
-	t.adam.Apply(&nn.Update{W: t.m.W, G: t.m.G, T: t.step_}, 0, n)
+	t.adam.Apply(&nn.Update{W: W, G: G, T: t.step_}, 0, n)
 	t.loss += float64(t.buf[n+1])
 	t.seen += int64(total)
 	return nil
@@ -435,7 +474,7 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 
 // evaluate is the accuracy over seeds (this rank's share of a split),
 // sampled with the training fanouts, over every rank.
-func evaluate(ctx context.Context, p *pipeline.Pipeline, c collective.Communicator, m *model.Model, seeds []int64, batch, epoch, size, rank int) (float64, error) {
+func evaluate(ctx context.Context, p *pipeline.Pipeline, c collective.Communicator, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
 	nb := []int64{int64((len(seeds) + batch - 1) / batch)}
 	if err := c.AllReduce(ctx, collective.Buf(nb), collective.Buf(nb), collective.Max); err != nil {
 		return 0, err
@@ -467,7 +506,7 @@ func evaluate(ctx context.Context, p *pipeline.Pipeline, c collective.Communicat
 		blocks = toBlocks(mfg, blocks)
 		xt := x.Resize(len(mfg.Input), st.FeatDim())
 		copy(xt.Data, feat)
-		logits := m.Forward(blocks, xt, false)
+		logits := m.forward(blocks, xt, false)
 		k := logits.Row()
 		for j := range mine {
 			row := logits.Data[j*k : (j+1)*k]

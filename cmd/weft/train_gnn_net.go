@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/gnn/dist"
+	"github.com/weft-hpc/weft/gnn/model"
+	"github.com/weft-hpc/weft/gnn/spgnn"
+	"github.com/weft-hpc/weft/hdf5io"
+	"github.com/weft-hpc/weft/nn"
+)
+
+// gnnNet is the model weft train gnn trains: GraphSAGE or GCN from
+// gnn/model, or SP-GNN from gnn/spgnn. Parameters and gradients are flat
+// vectors, as the allreduce wants them.
+type gnnNet interface {
+	forward(blocks []model.Block, x *nn.Tensor, train bool) *nn.Tensor
+	backward(dy *nn.Tensor)
+	params() (w, g []float32)
+}
+
+type blockNet struct{ m *model.Model }
+
+func (n blockNet) forward(b []model.Block, x *nn.Tensor, train bool) *nn.Tensor {
+	return n.m.Forward(b, x, train)
+}
+func (n blockNet) backward(dy *nn.Tensor)   { n.m.Backward(dy) }
+func (n blockNet) params() (w, g []float32) { return n.m.W, n.m.G }
+
+// spNet is SP-GNN on sampled blocks. Each feature row is [feat ‖ pos_enc
+// ‖ struct_enc] (dist.LoadOptions.Extra). The proximity weights of a
+// block's edges come from the position columns as stored (the
+// near-isometric embedding, spgnn.EdgeWeights); the encoding columns are
+// then standardised with the training graph's column means and standard
+// deviations before they enter the layers, as in gnn/spgnn's own runs.
+// Blocks' sources are prefixes of the input nodes, so one position
+// buffer serves every layer.
+type spNet struct {
+	m              *spgnn.Model
+	encOff, encDim int // the encoding columns: [encOff, encOff+encDim)
+	posDim         int // the first posDim of them are pos_enc
+	mean, inv      []float32
+	pos            []float32
+	alpha          [][]float32
+}
+
+func (n *spNet) forward(blocks []model.Block, x *nn.Tensor, _ bool) *nn.Tensor {
+	d := x.Row()
+	rows := x.Batch()
+	n.pos = n.pos[:0]
+	for i := range rows {
+		n.pos = append(n.pos, x.Data[i*d+n.encOff:i*d+n.encOff+n.posDim]...)
+	}
+	n.alpha = n.alpha[:0]
+	for i := range blocks {
+		n.alpha = append(n.alpha, spgnn.EdgeWeights(&blocks[i], n.pos[:blocks[i].NumSrc*n.posDim], n.posDim))
+	}
+	for i := range rows {
+		row := x.Data[i*d+n.encOff : i*d+n.encOff+n.encDim]
+		for j := range row {
+			row[j] = (row[j] - n.mean[j]) * n.inv[j]
+		}
+	}
+	return n.m.Forward(blocks, n.alpha, x, nil)
+}
+func (n *spNet) backward(dy *nn.Tensor)   { n.m.Backward(dy) }
+func (n *spNet) params() (w, g []float32) { return n.m.W, n.m.G }
+
+// spgnnExtra returns the datasets --model spgnn appends to the features:
+// /node/pos_enc (required) and /node/struct_enc when the file has it, with
+// their column counts.
+func spgnnExtra(path string) (names []string, cols []int, err error) {
+	r, err := hdf5io.OpenGraph(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	for _, name := range []string{posEncPath, structEncPath} {
+		c, err := r.NodeColumns(name)
+		if errors.Is(err, hdf5io.ErrNotFound) {
+			if name == posEncPath {
+				return nil, nil, fmt.Errorf("train gnn --model spgnn: %s has no %s: compute the encodings first with weft encode %s", path, name, path)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("train gnn --model spgnn: %w", err)
+		}
+		names, cols = append(names, name), append(cols, c)
+	}
+	return names, cols, nil
+}
+
+// newSPNet builds SP-GNN over a shard whose rows end with the encodings'
+// encDim columns (the first posDim of them pos_enc). The standardisation
+// of those columns is taken over every rank's owned rows (collective).
+func newSPNet(ctx context.Context, c collective.Communicator, s *dist.Shard, posDim, encDim, hidden, classes, layers int, seed uint64) (*spNet, error) {
+	d := s.FeatDim()
+	off := d - encDim
+	sums := make([]float64, 2*encDim+1)
+	for i := range s.NumLocal() {
+		row := s.Row(int64(i))[off:]
+		for j, v := range row {
+			sums[j] += float64(v)
+			sums[encDim+j] += float64(v) * float64(v)
+		}
+	}
+	sums[2*encDim] = float64(s.NumLocal())
+	if err := c.AllReduce(ctx, collective.Buf(sums), collective.Buf(sums), collective.Sum); err != nil {
+		return nil, err
+	}
+	n := &spNet{encOff: off, encDim: encDim, posDim: posDim, mean: make([]float32, encDim), inv: make([]float32, encDim)}
+	cnt := math.Max(1, sums[2*encDim])
+	for j := range encDim {
+		mu := sums[j] / cnt
+		sd := math.Sqrt(math.Max(0, sums[encDim+j]/cnt-mu*mu))
+		n.mean[j], n.inv[j] = float32(mu), 1
+		if sd > 1e-8 {
+			n.inv[j] = float32(1 / sd)
+		}
+	}
+	m, err := spgnn.New(spgnn.Config{In: d, Hidden: hidden, Classes: classes, Layers: layers, Root: true}, seed)
+	if err != nil {
+		return nil, err
+	}
+	n.m = m
+	return n, nil
+}
+
+// appendExtra appends the columns of the datasets names to g's feature
+// rows (the one-rank path, which reads the whole graph).
+func appendExtra(path string, g *hdf5io.Graph, names []string, cols []int) error {
+	r, err := hdf5io.OpenGraph(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	n := g.NumNodes
+	d := g.FeatDim
+	if g.Feat == nil {
+		d = 0
+	}
+	width := d
+	for _, c := range cols {
+		width += c
+	}
+	out := make([]float32, n*int64(width))
+	for v := range n {
+		copy(out[v*int64(width):], g.Feat[v*int64(d):(v+1)*int64(d)])
+	}
+	off := int64(d)
+	for j, name := range names {
+		rows, err := r.NodeRows(name, 0, n)
+		if err != nil {
+			return fmt.Errorf("train gnn: %w", err)
+		}
+		c := int64(cols[j])
+		for v := range n {
+			copy(out[v*int64(width)+off:], rows[v*c:(v+1)*c])
+		}
+		off += c
+	}
+	g.Feat, g.FeatDim = out, width
+	return nil
+}
