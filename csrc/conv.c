@@ -352,6 +352,51 @@ T512 static void maxpool22_avx512(const float *x, int64_t planes, int64_t h, int
 	}
 }
 
+// maxpool22_bwd_avx512 is weft_maxpool_bwd for the 2x2 window at stride
+// 2, whose windows do not overlap: each window's four inputs are written
+// once, 0 + dy at the recorded index (the sum the portable loop makes into
+// a cleared dx) and 0 elsewhere, and the rows and columns no window covers
+// are cleared. An index outside its window counts as bad and is dropped.
+T512 static int64_t maxpool22_bwd_avx512(const float *dy, const int32_t *arg, int64_t planes, int64_t h, int64_t w,
+                                         int64_t oh, int64_t ow, float *dx) {
+	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+	const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+	const __m512i one = _mm512_set1_epi32(1), wv = _mm512_set1_epi32((int)w), wv1 = _mm512_set1_epi32((int)w + 1);
+	const __m512 z = _mm512_setzero_ps();
+	int64_t o = 0, bad = 0;
+	for (int64_t p = 0; p < planes; p++) {
+		for (int64_t i = 0; i < oh; i++) {
+			const int64_t r0 = p * h * w + 2 * i * w;
+			float *top = dx + r0, *bot = top + w;
+			for (int64_t j = 0; j < ow; j += 16) {
+				const int64_t n = ow - j < 16 ? ow - j : 16;
+				const __mmask16 ma = lanes(0, 2 * n), mb = lanes(0, 2 * n - 16), mo = lanes(0, n);
+				const __m512 g = _mm512_add_ps(z, _mm512_maskz_loadu_ps(mo, dy + o + j));
+				const __m512i code = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(mo, arg + o + j),
+				                                      _mm512_add_epi32(_mm512_set1_epi32((int)(r0 + 2 * j)), even));
+				const __mmask16 m0 = _mm512_cmpeq_epi32_mask(code, _mm512_setzero_si512());
+				const __mmask16 m1 = _mm512_cmpeq_epi32_mask(code, one);
+				const __mmask16 m2 = _mm512_cmpeq_epi32_mask(code, wv);
+				const __mmask16 m3 = _mm512_cmpeq_epi32_mask(code, wv1);
+				bad += __builtin_popcount((unsigned)(mo & ~(m0 | m1 | m2 | m3)));
+				const __m512 t0 = _mm512_maskz_mov_ps(m0, g), t1 = _mm512_maskz_mov_ps(m1, g);
+				const __m512 b0 = _mm512_maskz_mov_ps(m2, g), b1 = _mm512_maskz_mov_ps(m3, g);
+				_mm512_mask_storeu_ps(top + 2 * j, ma, _mm512_permutex2var_ps(t0, lo, t1));
+				_mm512_mask_storeu_ps(top + 2 * j + 16, mb, _mm512_permutex2var_ps(t0, hi, t1));
+				_mm512_mask_storeu_ps(bot + 2 * j, ma, _mm512_permutex2var_ps(b0, lo, b1));
+				_mm512_mask_storeu_ps(bot + 2 * j + 16, mb, _mm512_permutex2var_ps(b0, hi, b1));
+			}
+			for (int64_t c = 2 * ow; c < w; c++)
+				top[c] = bot[c] = 0;
+			o += ow;
+		}
+		if (2 * oh < h)
+			memset(dx + p * h * w + 2 * oh * w, 0, (size_t)((h - 2 * oh) * w) * sizeof(float));
+	}
+	return bad;
+}
+
 T512 static void relu_avx512(const float *x, float *y, int64_t n) {
 	const __m512 z = _mm512_setzero_ps();
 	for (int64_t i = 0; i < n; i += 16) {
@@ -398,8 +443,11 @@ void weft_maxpool(int isa, const float *x, int64_t planes, int64_t h, int64_t w,
 		maxpool_generic(x, planes, h, w, k, stride, oh, ow, y, arg);
 }
 
-int64_t weft_maxpool_bwd(int isa, const float *dy, const int32_t *arg, int64_t nout, float *dx, int64_t nin) {
-	(void)isa;
+int64_t weft_maxpool_bwd(int isa, const float *dy, const int32_t *arg, int64_t planes, int64_t h, int64_t w,
+                         int64_t k, int64_t stride, int64_t oh, int64_t ow, float *dx) {
+	if (isa == WEFT_ISA_AVX512 && k == 2 && stride == 2)
+		return maxpool22_bwd_avx512(dy, arg, planes, h, w, oh, ow, dx);
+	const int64_t nout = planes * oh * ow, nin = planes * h * w;
 	memset(dx, 0, (size_t)nin * sizeof(float));
 	int64_t bad = 0;
 	for (int64_t o = 0; o < nout; o++) {

@@ -99,30 +99,30 @@ func MaxPool(x []float32, g PoolGeom, y []float32, arg []int32) error {
 	return nil
 }
 
-// MaxPoolBackward sets dx to zero and adds dy[o] at dx[arg[o]] for each o
-// in order. An index outside dx is an error (the others are still added).
-func MaxPoolBackward(dy []float32, arg []int32, dx []float32) error {
-	if len(arg) != len(dy) {
-		return fmt.Errorf("csrc: max pool backward with %d gradients and %d indices", len(dy), len(arg))
+// MaxPoolBackward is MaxPool's transpose for the same geometry and arg:
+// it sets dx (Planes*H*W floats) to zero and adds dy[o] at dx[arg[o]] for
+// each o in order. An index outside dx, or for the 2x2 window at stride 2
+// outside its window, is an error (the others are still added).
+func MaxPoolBackward(dy []float32, arg []int32, g PoolGeom, dx []float32) error {
+	if err := checkPool(dx, g, dy, arg); err != nil {
+		return err
 	}
 	isa := Current()
 	if isa == None {
 		return ErrNotBuilt
 	}
-	if len(dx) == 0 && len(dy) == 0 {
+	in, out := g.Planes*g.H*g.W, g.Planes*g.OH*g.OW
+	if in == 0 {
 		return nil
 	}
-	raceRead(f32bytes(dy))
-	raceRead(i32bytes(arg))
-	raceWrite(f32bytes(dx))
-	var pdx *C.float
-	if len(dx) > 0 {
-		pdx = fptr(dx)
-	}
+	raceRead(f32bytes(dy[:out]))
+	raceRead(i32bytes(arg[:out]))
+	raceWrite(f32bytes(dx[:in]))
 	bad := C.weft_maxpool_bwd(C.int(isa), fptr(dy), (*C.int32_t)(unsafe.Pointer(unsafe.SliceData(arg))),
-		C.int64_t(len(dy)), pdx, C.int64_t(len(dx)))
+		C.int64_t(g.Planes), C.int64_t(g.H), C.int64_t(g.W), C.int64_t(g.K), C.int64_t(g.Stride),
+		C.int64_t(g.OH), C.int64_t(g.OW), fptr(dx))
 	if bad != 0 {
-		return fmt.Errorf("csrc: max pool backward: %d indices outside the %d inputs", int64(bad), len(dx))
+		return fmt.Errorf("csrc: max pool backward: %d indices outside their window or the %d inputs", int64(bad), in)
 	}
 	return nil
 }

@@ -2,8 +2,6 @@
 
 package csrc
 
-import "fmt"
-
 // Im2Col returns ErrNotBuilt (after checking its arguments): this build has
 // no native kernels.
 func Im2Col(x []float32, n int, g ConvGeom, col []float32) error {
@@ -30,9 +28,9 @@ func MaxPool(x []float32, g PoolGeom, y []float32, arg []int32) error {
 }
 
 // MaxPoolBackward returns ErrNotBuilt (after checking its arguments).
-func MaxPoolBackward(dy []float32, arg []int32, dx []float32) error {
-	if len(arg) != len(dy) {
-		return fmt.Errorf("csrc: max pool backward with %d gradients and %d indices", len(dy), len(arg))
+func MaxPoolBackward(dy []float32, arg []int32, g PoolGeom, dx []float32) error {
+	if err := checkPool(dx, g, dy, arg); err != nil {
+		return err
 	}
 	return ErrNotBuilt
 }

@@ -174,12 +174,13 @@ func TestMaxPoolMatchesReference(t *testing.T) {
 				}
 			}
 			dy := randVec(rng, out)
+			dy[0] = float32(math.Copysign(0, -1)) // 0 + -0 is +0
 			dx := randVec(rng, len(x))
 			want := make([]float32, len(x))
 			for o, a := range warg {
 				want[a] += dy[o]
 			}
-			if err := MaxPoolBackward(dy, arg, dx); err != nil {
+			if err := MaxPoolBackward(dy, arg, g, dx); err != nil {
 				t.Fatal(err)
 			}
 			sameBits(t, "dx", dx, want)
@@ -235,7 +236,7 @@ func TestConvBadArguments(t *testing.T) {
 		"col2im short":   Col2Im(col[:4], g, x),
 		"pool geometry":  MaxPool(x, PoolGeom{Planes: 1, H: 5, W: 5, K: 2, Stride: 2, OH: 3, OW: 2}, x, make([]int32, 9)),
 		"pool short arg": MaxPool(x, PoolGeom{Planes: 2, H: 5, W: 5, K: 2, Stride: 2, OH: 2, OW: 2}, x, make([]int32, 2)),
-		"pool bwd":       MaxPoolBackward(x[:2], make([]int32, 3), x),
+		"pool bwd":       MaxPoolBackward(x[:2], make([]int32, 4), PoolGeom{Planes: 2, H: 5, W: 5, K: 2, Stride: 2, OH: 2, OW: 2}, x),
 		"relu lengths":   ReLU(x, x[:3]),
 		"relu bwd":       ReLUBackward(x, x, x[:1]),
 	} {
@@ -244,8 +245,12 @@ func TestConvBadArguments(t *testing.T) {
 		}
 	}
 	if Available() {
-		if err := MaxPoolBackward([]float32{1}, []int32{7}, make([]float32, 4)); err == nil {
+		one := PoolGeom{Planes: 1, H: 2, W: 2, K: 2, Stride: 2, OH: 1, OW: 1}
+		if err := MaxPoolBackward([]float32{1}, []int32{7}, one, make([]float32, 4)); err == nil {
 			t.Error("max pool backward with an index outside dx: no error")
+		}
+		if err := MaxPoolBackward([]float32{1, 1}, []int32{0, 1}, PoolGeom{Planes: 1, H: 2, W: 4, K: 2, Stride: 2, OH: 1, OW: 2}, make([]float32, 8)); err == nil {
+			t.Error("max pool backward with an index outside its window: no error")
 		}
 	}
 }

@@ -35,10 +35,13 @@ void weft_col2im(int isa, const float *col, const weft_conv_geom *g, float *dx);
 void weft_maxpool(int isa, const float *x, int64_t planes, int64_t h, int64_t w, int64_t k, int64_t stride,
                   int64_t oh, int64_t ow, float *y, int32_t *arg);
 
-// weft_maxpool_bwd sets dx (nin floats) to zero, then adds dy[o] at
-// dx[arg[o]] for o in order. It returns the number of arg values outside
-// [0, nin), which it skips.
-int64_t weft_maxpool_bwd(int isa, const float *dy, const int32_t *arg, int64_t nout, float *dx, int64_t nin);
+// weft_maxpool_bwd is weft_maxpool's transpose for the same geometry: it
+// sets dx (planes*h*w floats) to zero, then adds dy[o] at dx[arg[o]] for o
+// in order. It returns the number of arg values it skipped: outside dx, or
+// for the non-overlapping 2x2 window at stride 2 (which writes each window
+// once), outside their window.
+int64_t weft_maxpool_bwd(int isa, const float *dy, const int32_t *arg, int64_t planes, int64_t h, int64_t w,
+                         int64_t k, int64_t stride, int64_t oh, int64_t ow, float *dx);
 
 // weft_relu writes y = max(x, 0) with Go's max (NaN stays NaN, -0 gives +0).
 void weft_relu(int isa, const float *x, float *y, int64_t n);

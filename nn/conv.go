@@ -282,8 +282,7 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 	} else {
 		p.arg = p.arg[:n]
 	}
-	g := csrc.PoolGeom{Planes: bs * ch, H: h, W: w, K: p.K, Stride: p.Stride, OH: oh, OW: ow}
-	if native && csrc.MaxPool(x.Data, g, y.Data, p.arg) == nil {
+	if native && csrc.MaxPool(x.Data, p.geom(), y.Data, p.arg) == nil {
 		return y
 	}
 	o := 0
@@ -344,12 +343,19 @@ func (p *MaxPool) forward22(x []float32, planes, h, w, oh, ow int, y []float32) 
 	}
 }
 
+// geom is the last Forward's geometry.
+func (p *MaxPool) geom() csrc.PoolGeom {
+	s := p.inShape
+	return csrc.PoolGeom{Planes: s[0] * s[1], H: s[2], W: s[3], K: p.K, Stride: p.Stride,
+		OH: (s[2]-p.K)/p.Stride + 1, OW: (s[3]-p.K)/p.Stride + 1}
+}
+
 func (p *MaxPool) Backward(dy *Tensor, needDx bool) *Tensor {
 	if !needDx {
 		return nil
 	}
 	dx := p.dx.Resize(p.inShape...)
-	if native && csrc.MaxPoolBackward(dy.Data, p.arg, dx.Data) == nil {
+	if native && csrc.MaxPoolBackward(dy.Data, p.arg, p.geom(), dx.Data) == nil {
 		return dx
 	}
 	clear(dx.Data)
