@@ -30,10 +30,14 @@ for _ in $(seq "$reps"); do
     sed 's/.*samples_per_s=\([0-9]*\).*/\1/' >> /tmp/bench-nn.torch
 done
 w=$(median < /tmp/bench-nn.weft) t=$(median < /tmp/bench-nn.torch)
-echo "# training step, $model, batch 128, $threads thread(s), median of $reps"
+echo "# training step, $model, batch 128, $threads thread(s), median of $reps; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-8s %12s\n" peer "samples/s"
 printf "%-8s %12.0f\n" weft "$w" torch "$t"
 awk -v w="$w" -v t="$t" 'BEGIN { printf "weft/torch %.2fx\n", w / t }'
+# Each weft run and the torch run after it share the machine's load of
+# the moment: their ratios, pair by pair, drift less than the medians.
+paste /tmp/bench-nn.weft /tmp/bench-nn.torch | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 / $2 } END { print "" }' |
+  { read -r r; m=$(tr ' ' '\n' <<< "$r" | median); echo "weft/torch by pair: $r (median ${m}x)"; }
 if [ "$epochs" -gt 0 ]; then
   echo "# $epochs epochs of Fashion-MNIST, $model, batch 128, SGD lr 0.05 momentum 0.9, $threads thread(s)"
   bin/weft train "$model" --local 1 --threads "$threads" --mode bsp --epochs "$epochs" --every 0 |
