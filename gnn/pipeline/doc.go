@@ -31,7 +31,10 @@
 // OrderShuffle permutes the training nodes per epoch. OrderProximity is
 // BGL's proximity-aware order (ProximityOrder: Roots BFS traversals from
 // random roots over the rank's local subgraph, taking turns), which makes
-// consecutive batches share neighbours so the FIFO cache hits.
+// consecutive batches share neighbours so the FIFO cache hits. The number
+// of traversals trades that locality against how well a batch mixes the
+// graph's regions (Options.Roots: by default each gives a batch about 16
+// seeds).
 //
 // # Distributed runs
 //
