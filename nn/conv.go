@@ -346,6 +346,9 @@ func (p *MaxPool) forward22(x []float32, planes, h, w, oh, ow int, y []float32) 
 // geom is the last Forward's geometry.
 func (p *MaxPool) geom() csrc.PoolGeom {
 	s := p.inShape
+	if len(s) != 4 {
+		return csrc.PoolGeom{} // no Forward yet: not a geometry, csrc refuses it
+	}
 	return csrc.PoolGeom{Planes: s[0] * s[1], H: s[2], W: s[3], K: p.K, Stride: p.Stride,
 		OH: (s[2]-p.K)/p.Stride + 1, OW: (s[3]-p.K)/p.Stride + 1}
 }
