@@ -29,6 +29,7 @@ import (
 // gnnOptions are the flags of weft train gnn.
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
+	cpuProfile                                                          string
 	extra                                                               []string // datasets appended to the features (spgnn)
 	extraCols                                                           []int
 	batch, epochs, hidden, ranks, roots                                 int
@@ -93,6 +94,7 @@ have carried its bytes.`,
 	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
 	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to FILE.RANK (FILE.0 for all ranks with --ranks)")
 	return cmd
 }
 
@@ -139,6 +141,11 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 		nn.SetThreads(1)
 	}
 	if o.ranks > 0 {
+		stop, err := startProfile(o.cpuProfile, 0)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		comms, err := collective.NewLocal(o.ranks)
 		if err != nil {
 			return err
@@ -161,6 +168,11 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 		return err
 	}
 	defer c.Close()
+	stop, err := startProfile(o.cpuProfile, c.Rank())
+	if err != nil {
+		return err
+	}
+	defer stop()
 	return trainGNNRank(ctx, o, c, sum, fanouts, budget)
 }
 

@@ -20,12 +20,20 @@ import (
 
 var fixtureOpt = gnntest.Options{Nodes: 1500, Blocks: 6, DegIn: 10, DegOut: 3, FeatDim: 8, Seed: 11, Parts: []int{2, 3}, ContiguousPart: true}
 
+// TestBook checks every lookup against the assignment, for short runs
+// (the book keeps a word per node) and long ones (only the runs).
 func TestBook(t *testing.T) {
+	for _, stay := range []int{4, 100} {
+		testBook(t, stay)
+	}
+}
+
+func testBook(t *testing.T, stay int) {
 	r := rand.New(rand.NewPCG(1, 1))
 	assign := make([]int32, 5000)
 	for v := range assign {
 		assign[v] = int32(r.IntN(3))
-		if v > 0 && r.IntN(4) > 0 {
+		if v > 0 && r.IntN(stay) > 0 {
 			assign[v] = assign[v-1] // runs
 		}
 	}

@@ -66,11 +66,11 @@ func NewStore(ctx context.Context, shard *Shard, comm collective.Communicator, o
 	case "", PolicyNone:
 		err = s.fetchRemote(ctx, nil, nil, nil)
 	case PolicyFIFO:
-		if s.cache, err = feature.NewFIFO(s.dim, rows); err == nil {
+		if s.cache, err = feature.NewFIFO(s.dim, rows, shard.NumNodes()); err == nil {
 			err = s.fetchRemote(ctx, nil, nil, nil)
 		}
 	case PolicyStatic:
-		s.cache, err = feature.NewStatic(s.dim, rows, s.haloRanking(), func(ids []int64, out []float32) error {
+		s.cache, err = feature.NewStatic(s.dim, rows, shard.NumNodes(), s.haloRanking(), func(ids []int64, out []float32) error {
 			idx := make([]int, len(ids))
 			for i := range idx {
 				idx[i] = i

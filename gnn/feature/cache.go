@@ -64,6 +64,7 @@ func (c *counters) stats(dim int) Stats {
 type Static struct {
 	dim  int
 	ids  []int64 // sorted
+	idx  slotIndex
 	data []float32
 	n    counters
 }
@@ -71,8 +72,8 @@ type Static struct {
 // NewStatic caches the first capacity nodes of ranked (best first; ids
 // must be distinct) and fills their rows with fill, which gets the chosen
 // ids in ascending order and writes len(ids)*dim values. It blocks while
-// fill runs.
-func NewStatic(dim, capacity int, ranked []int64, fill func(ids []int64, out []float32) error) (*Static, error) {
+// fill runs. numNodes bounds the ids (0: unknown), for the lookup index.
+func NewStatic(dim, capacity int, numNodes int64, ranked []int64, fill func(ids []int64, out []float32) error) (*Static, error) {
 	if dim <= 0 || capacity < 0 {
 		return nil, fmt.Errorf("feature: static cache of %d rows of width %d", capacity, dim)
 	}
@@ -83,7 +84,10 @@ func NewStatic(dim, capacity int, ranked []int64, fill func(ids []int64, out []f
 			return nil, fmt.Errorf("feature: node %d ranked twice", ids[i])
 		}
 	}
-	s := &Static{dim: dim, ids: ids, data: make([]float32, len(ids)*dim)}
+	s := &Static{dim: dim, ids: ids, idx: newSlotIndex(numNodes, len(ids), 4*dim), data: make([]float32, len(ids)*dim)}
+	for i, v := range ids {
+		s.idx.set(v, int32(i))
+	}
 	if fill != nil {
 		if err := fill(ids, s.data); err != nil {
 			return nil, fmt.Errorf("feature: filling static cache: %w", err)
@@ -96,12 +100,12 @@ func NewStatic(dim, capacity int, ranked []int64, fill func(ids []int64, out []f
 // Lookup implements Cache.
 func (s *Static) Lookup(id int64, dst []float32) bool {
 	s.n.lookups.Add(1)
-	i, ok := slices.BinarySearch(s.ids, id)
+	i, ok := s.idx.get(id)
 	if !ok {
 		return false
 	}
 	s.n.hits.Add(1)
-	copy(dst, s.data[i*s.dim:(i+1)*s.dim])
+	copy(dst, s.data[int(i)*s.dim:(int(i)+1)*s.dim])
 	return true
 }
 
@@ -121,19 +125,20 @@ func (s *Static) Stats() Stats { return s.n.stats(s.dim) }
 type FIFO struct {
 	dim    int
 	mu     sync.Mutex
-	slot   map[int64]int32 // node -> slot
-	owner  []int64         // slot -> node, -1 when empty
+	slot   slotIndex // node -> slot
+	owner  []int64   // slot -> node, -1 when empty
 	data   []float32
 	cursor int
 	n      counters
 }
 
 // NewFIFO makes an empty FIFO cache of capacity rows of dim values.
-func NewFIFO(dim, capacity int) (*FIFO, error) {
+// numNodes bounds the ids (0: unknown), for the lookup index.
+func NewFIFO(dim, capacity int, numNodes int64) (*FIFO, error) {
 	if dim <= 0 || capacity < 0 {
 		return nil, fmt.Errorf("feature: fifo cache of %d rows of width %d", capacity, dim)
 	}
-	c := &FIFO{dim: dim, slot: make(map[int64]int32, capacity), owner: make([]int64, capacity), data: make([]float32, capacity*dim)}
+	c := &FIFO{dim: dim, slot: newSlotIndex(numNodes, capacity, 4*dim), owner: make([]int64, capacity), data: make([]float32, capacity*dim)}
 	for i := range c.owner {
 		c.owner[i] = -1
 	}
@@ -144,7 +149,7 @@ func NewFIFO(dim, capacity int) (*FIFO, error) {
 func (c *FIFO) Lookup(id int64, dst []float32) bool {
 	c.n.lookups.Add(1)
 	c.mu.Lock()
-	i, ok := c.slot[id]
+	i, ok := c.slot.get(id)
 	if ok {
 		copy(dst, c.data[int(i)*c.dim:(int(i)+1)*c.dim])
 	}
@@ -164,16 +169,16 @@ func (c *FIFO) Insert(id int64, row []float32) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.slot[id]; ok {
+	if _, ok := c.slot.get(id); ok {
 		return
 	}
 	i := c.cursor
 	if old := c.owner[i]; old >= 0 {
-		delete(c.slot, old)
+		c.slot.del(old)
 		c.n.evictions.Add(1)
 	}
 	c.owner[i] = id
-	c.slot[id] = int32(i)
+	c.slot.set(id, int32(i))
 	copy(c.data[i*c.dim:(i+1)*c.dim], row)
 	c.cursor = (i + 1) % len(c.owner)
 	c.n.inserts.Add(1)

@@ -8,8 +8,17 @@ import (
 
 func row(v int64) []float32 { return []float32{float32(v), -float32(v)} }
 
+// indexes: 0 nodes makes the caches index by a map, 10 by an array.
+var indexes = []int64{0, 10}
+
 func TestFIFO(t *testing.T) {
-	c, err := NewFIFO(2, 3)
+	for _, n := range indexes {
+		testFIFO(t, n)
+	}
+}
+
+func testFIFO(t *testing.T, numNodes int64) {
+	c, err := NewFIFO(2, 3, numNodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +42,13 @@ func TestFIFO(t *testing.T) {
 }
 
 func TestStatic(t *testing.T) {
-	c, err := NewStatic(2, 2, []int64{9, 3, 5}, func(ids []int64, out []float32) error {
+	for _, n := range indexes {
+		testStatic(t, n)
+	}
+}
+
+func testStatic(t *testing.T, numNodes int64) {
+	c, err := NewStatic(2, 2, numNodes, []int64{9, 3, 5}, func(ids []int64, out []float32) error {
 		if !slices.Equal(ids, []int64{3, 9}) {
 			t.Errorf("fill got %v", ids)
 		}
@@ -50,7 +65,10 @@ func TestStatic(t *testing.T) {
 	if c.Lookup(5, dst) || !c.Lookup(9, dst) || !slices.Equal(dst, row(9)) {
 		t.Error("static cache holds the wrong rows")
 	}
-	if _, err := NewStatic(2, 2, []int64{1, 1}, nil); err == nil {
+	if c.Lookup(11, dst) || c.Lookup(-1, dst) {
+		t.Error("ids outside the graph hit")
+	}
+	if _, err := NewStatic(2, 2, numNodes, []int64{1, 1}, nil); err == nil {
 		t.Error("duplicate ranking accepted")
 	}
 }
