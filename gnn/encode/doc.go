@@ -64,6 +64,14 @@
 // rotation and reflection, and these statistics are invariant to node
 // order. On CSL (seed 1): raw 0.100, position 0.867, structure 1.000.
 //
+// # Fusion (Fuse)
+//
+// Fuse turns the scores into the model's input: the raw features, then
+// the position encoding when PositionGain >= MinGain, then the structure
+// encoding when StructureGain >= MinGain (MinGain defaults to
+// DefaultMinGain = 0.01; below -1 keeps both). An encoding that alone
+// predicts the labels no better than the raw features is left out.
+//
 // # Concurrency and build
 //
 // The encoders block until done and use up to GOMAXPROCS goroutines; they
