@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/weft-hpc/weft/csrc"
@@ -58,7 +59,7 @@ func (r *ReLU) Backward(dy *Tensor, needDx bool) *Tensor {
 type Dropout struct {
 	P float32
 
-	rng   *rand.Rand
+	src   *rand.PCG // two 32-bit draws per word
 	mask  []float32
 	y, dx Tensor
 	train bool
@@ -71,7 +72,7 @@ func NewDropout(p float32, seed uint64) *Dropout {
 	if p < 0 || p >= 1 {
 		panic("nn: dropout probability outside [0, 1)")
 	}
-	return &Dropout{P: p, rng: rand.New(rand.NewPCG(seed, 0xd50))}
+	return &Dropout{P: p, src: rand.NewPCG(seed, 0xd50)}
 }
 
 func (*Dropout) NumParams() int                 { return 0 }
@@ -91,12 +92,24 @@ func (d *Dropout) Forward(x *Tensor, train bool) *Tensor {
 	scale := 1 / (1 - d.P)
 	y := d.y.Resize(x.Shape...)
 	yd := y.Data[:n]
-	for i, v := range x.Data {
-		m := float32(0)
-		if d.rng.Float32() >= d.P {
-			m = scale
+	// Element i is kept when its 32-bit draw u satisfies u >= P*2^32:
+	// probability 1-P to within 2^-32. Two draws per word from the
+	// generator directly, compared without a branch (a coin flip at
+	// P = 0.5 mispredicts half the time), instead of Rand.Float32 per
+	// element: BenchmarkDropout.
+	cut := uint64(min(float64(d.P)*(1<<32), 1<<32-1))
+	sbits := math.Float32bits(scale)
+	xs, mask := x.Data[:n], d.mask
+	var word uint64
+	for i, v := range xs {
+		if i&1 == 0 {
+			word = d.src.Uint64()
+		} else {
+			word >>= 32
 		}
-		d.mask[i] = m
+		drop := (uint64(uint32(word)) - cut) >> 63 // 1 when u < cut
+		m := math.Float32frombits(sbits &^ -uint32(drop))
+		mask[i] = m
 		yd[i] = v * m
 	}
 	return y
