@@ -115,7 +115,7 @@ unless --force.`,
 	f.IntVar(&popt.Refine, "refine", 0, "stress-majorisation sweeps after MDS (0: 30, -1: none)")
 	f.BoolVar(&noGroups, "whole-graph", false, "ignore /node/graph_id: one encoding over the whole graph")
 	f.IntVar(&sopt.Steps, "steps", 16, "random-walk steps K (columns of struct_enc)")
-	f.StringVar(&sopt.Method, "method", "", "return probabilities: exact, mc (Monte Carlo), or empty for exact up to 200000 nodes")
+	f.StringVar(&sopt.Method, "method", "", "return probabilities: exact, mc (Monte Carlo), or empty: exact where the walks stay local and the graph has at most 200000 nodes, else mc")
 	f.IntVar(&sopt.Walks, "walks", 0, "Monte Carlo walks per node (0: 512)")
 	f.BoolVar(&sopt.Triangles, "triangles", false, "append log(1+triangles) to struct_enc")
 	f.Uint64Var(&seed, "seed", 1, "random seed (anchors, walks, probe)")

@@ -43,9 +43,12 @@
 // with Learnable Structural and Positional Representations", ICLR 2022):
 // p_v = [RW_vv, RW^2_vv, ..., RW^K_vv] with RW = A D^-1 (a walk moves to a
 // uniform out-neighbour; a node without out-edges keeps its mass), K =
-// Steps (default 16). Exact (graphs up to ExactMaxNodes = 200000 nodes by
-// default): from each node, K sparse vector-matrix products over the nodes
-// the walk can reach. MonteCarlo (larger graphs, or Method "mc"): Walks
+// Steps (default 16). Exact: from each node, K sparse vector-matrix
+// products over the nodes the walk can reach; by default (Auto) only on
+// graphs up to ExactMaxNodes = 200000 nodes whose walks stay local, which
+// a probe of the support from 16 nodes decides (on an expander the
+// support is the whole graph within a few steps, and exact costs n x m).
+// MonteCarlo (otherwise, or Method "mc"): Walks
 // (default 512) seeded walks per node, standard error <= 0.5/sqrt(Walks);
 // each node's PCG source is seeded by (seed, node), so the output does not
 // depend on GOMAXPROCS. Triangles optionally appends log(1 + triangles

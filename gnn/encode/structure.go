@@ -13,12 +13,13 @@ import (
 
 // Structure-encoder methods.
 const (
-	Auto       = ""      // Exact up to ExactMaxNodes nodes, else MonteCarlo
+	Auto       = ""      // Exact where it costs less than MonteCarlo (autoExact), else MonteCarlo
 	Exact      = "exact" // sparse vector-matrix products per node
 	MonteCarlo = "mc"    // seeded random walks per node
 )
 
-// ExactMaxNodes is the largest graph Auto computes exactly.
+// ExactMaxNodes is the largest graph Auto computes exactly, whatever the
+// probe of autoExact says.
 const ExactMaxNodes = 200_000
 
 // StructureOptions configures Structure. The zero value means the defaults.
@@ -63,9 +64,9 @@ func EncodeStructure(g *graph.CSR, opt StructureOptions, seed uint64) (*Structur
 	}
 	method := opt.Method
 	if method == Auto {
-		method = Exact
-		if n > ExactMaxNodes {
-			method = MonteCarlo
+		method = MonteCarlo
+		if n <= ExactMaxNodes && steps >= 1 && walks >= 1 && autoExact(adjOf(g), n, steps, walks, seed) {
+			method = Exact
 		}
 	}
 	if steps < 1 || walks < 1 || (method != Exact && method != MonteCarlo) {
@@ -121,6 +122,52 @@ func EncodeStructure(g *graph.CSR, opt StructureOptions, seed uint64) (*Structur
 		}
 	}
 	return s, nil
+}
+
+// autoExact reports whether the exact push costs no more than Monte Carlo
+// on this graph. Exact scans every edge out of the walk's support at each
+// step, which stays small on a graph of short cycles or a large-diameter
+// one but covers the whole graph within a few steps on an expander
+// (k-NN, SBM): 16 steps from every node of a 5,000-node SBM took 46 s
+// against a few for the walks. The probe follows the support from up to
+// 16 seeded nodes, each stopped once its edge scans pass 2 x walks x
+// steps (what Monte Carlo spends per node, in random steps that each
+// cost about two scans); exact is chosen when none is stopped.
+func autoExact(adj adjacency, n, steps, walks int, seed uint64) bool {
+	limit := int64(2 * walks * steps)
+	mark := make([]bool, n)
+	var cur, nxt []int64
+	r := rand.New(rand.NewPCG(seed, 0xa070))
+	for range min(16, n) {
+		v := int64(r.IntN(n))
+		cur = append(cur[:0], v)
+		var work int64
+		for range steps {
+			nxt = nxt[:0]
+			for _, w := range cur {
+				lo, hi := adj.indptr[w], adj.indptr[w+1]
+				work += 1 + hi - lo
+				if hi == lo && !mark[w] {
+					mark[w] = true
+					nxt = append(nxt, w)
+				}
+				for e := lo; e < hi; e++ {
+					if u := adj.at(e); !mark[u] {
+						mark[u] = true
+						nxt = append(nxt, u)
+					}
+				}
+			}
+			for _, u := range nxt {
+				mark[u] = false
+			}
+			cur, nxt = nxt, cur
+			if work > limit {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // exactReturn pushes the walk distribution from v for steps steps over
