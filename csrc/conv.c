@@ -7,6 +7,7 @@
 // rounding differs from nn's Go loops, so the results have their bits.
 
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "weft_conv.h"
@@ -199,6 +200,10 @@ T512 static void im2col_avx512(const float *x, const weft_conv_geom *g, float *c
 	}
 	const int64_t hw = g->oh * g->ow, ow = g->ow, w = g->w, h = g->h, k = g->k, pad = g->pad;
 	const int64_t plane = h * w;
+	if (plane > INT32_MAX / 2 || hw > INT32_MAX / 2) { // the lanes' offsets are 32-bit
+		im2col_rows_avx512(x, g, col);
+		return;
+	}
 	// Each chunk's sources span from its first position's b to its last
 	// one's plus k-1: the window must hold them.
 	for (int64_t p0 = 0, oh = 0, o = 0; p0 < hw; p0 += 16) {
