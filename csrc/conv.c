@@ -187,11 +187,33 @@ T512 static void im2col_rows_avx512(const float *x, const weft_conv_geom *g, flo
 	}
 }
 
+// chunk_bounds gives the least and greatest b(p) = (oh-pad)*w + ow-pad
+// over the n output positions from row oh0, column o0 on. b rises along a
+// row but falls from a row's end to the next row's start when the output
+// is wider than the input (padding), so the extremes are at the chunk's
+// ends or at its first row start and last row end.
+static inline void chunk_bounds(int64_t oh0, int64_t o0, int64_t n, const weft_conv_geom *g, int64_t *lo,
+                                int64_t *hi) {
+	const int64_t w = g->w, pad = g->pad, ow = g->ow;
+#define B(oh, o) (((oh) - pad) * w + (o) - pad)
+	const int64_t l = o0 + n - 1, oh1 = oh0 + l / ow, o1 = l % ow;
+	int64_t a = B(oh0, o0), b = B(oh1, o1);
+	if (oh1 > oh0) {
+		if (B(oh0 + 1, 0) < a)
+			a = B(oh0 + 1, 0);
+		if (B(oh1 - 1, ow - 1) > b)
+			b = B(oh1 - 1, ow - 1);
+	}
+#undef B
+	*lo = a;
+	*hi = b;
+}
+
 // im2col_avx512 fills the patch matrix sixteen output positions at a time.
 // For a chunk of positions p (output row oh, column ow) the input under
 // kernel tap (ki, kj) is at b(p) + ki*w + kj, b(p) = (oh-pad)*w + ow-pad:
-// where the chunk's sources for one ki fit in 32 floats, two loads give
-// them all and one permute per kj picks each tap's sixteen values, zeroing
+// where the chunk's sources for one ki fit in 32 floats from its least b,
+// two loads give them all and one permute per kj picks each tap's sixteen values, zeroing
 // the padding. Rows wider than that take the row-by-row copy.
 T512 static void im2col_avx512(const float *x, const weft_conv_geom *g, float *col) {
 	if (g->stride != 1) {
@@ -204,12 +226,10 @@ T512 static void im2col_avx512(const float *x, const weft_conv_geom *g, float *c
 		im2col_rows_avx512(x, g, col);
 		return;
 	}
-	// Each chunk's sources span from its first position's b to its last
-	// one's plus k-1: the window must hold them.
 	for (int64_t p0 = 0, oh = 0, o = 0; p0 < hw; p0 += 16) {
 		const int64_t n = hw - p0 < 16 ? hw - p0 : 16;
-		const int64_t lo = oh * w + o, l = o + n - 1;
-		const int64_t hi = (oh + l / ow) * w + l % ow;
+		int64_t lo, hi;
+		chunk_bounds(oh, o, n, g, &lo, &hi);
 		if (hi - lo + k > 32) {
 			im2col_rows_avx512(x, g, col);
 			return;
@@ -223,8 +243,10 @@ T512 static void im2col_avx512(const float *x, const weft_conv_geom *g, float *c
 	for (int64_t p0 = 0; p0 < hw; p0 += 16) {
 		const int64_t n = hw - p0 < 16 ? hw - p0 : 16;
 		const __mmask16 mn = lanes(0, n);
+		int64_t first, last;
+		chunk_bounds(coh, cow, n, g, &first, &last);
 		// Each lane's output row and column, and its source offset from
-		// the chunk's first.
+		// the window's start.
 		int32_t ohs[16], ows[16];
 		for (int64_t l = 0; l < 16; l++) {
 			ohs[l] = coh;
@@ -239,10 +261,9 @@ T512 static void im2col_avx512(const float *x, const weft_conv_geom *g, float *c
 			coh++;
 		}
 		const __m512i ohv = _mm512_loadu_si512(ohs), owv = _mm512_loadu_si512(ows);
-		const int64_t first = (ohs[0] - pad) * w + ows[0] - pad;
 		const __m512i rel = _mm512_sub_epi32(
 		    _mm512_add_epi32(_mm512_mullo_epi32(ohv, _mm512_set1_epi32((int)w)), owv),
-		    _mm512_set1_epi32((int)((int64_t)ohs[0] * w + ows[0])));
+		    _mm512_set1_epi32((int)(first + pad * w + pad)));
 		for (int64_t ki = 0; ki < k; ki++) {
 			// Output rows whose input row oh-pad+ki is inside the image.
 			const __m512i ih = _mm512_add_epi32(ohv, _mm512_set1_epi32((int)(ki - pad)));

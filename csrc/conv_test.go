@@ -2,6 +2,7 @@ package csrc
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -278,4 +279,34 @@ func BenchmarkIm2Col(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestConvRandomGeometries compares im2col and col2im with the references
+// over random small geometries (padding wider than the kernel included).
+func TestConvRandomGeometries(t *testing.T) {
+	eachISA(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for i := 0; i < 600; i++ {
+			c, h, w, p, s := 1+rng.IntN(3), 1+rng.IntN(20), 1+rng.IntN(40), rng.IntN(6), 1+rng.IntN(3)
+			k := 1 + rng.IntN(min(h, w)+2*p)
+			g := geom(c, h, w, k, s, p)
+			if g.OH < 1 || g.OW < 1 {
+				continue
+			}
+			x := randVec(rng, g.in())
+			col, want := randVec(rng, g.col()), make([]float32, g.col())
+			if err := Im2Col(x, 1, g, col); err != nil {
+				t.Fatalf("%+v: %v", g, err)
+			}
+			refIm2Col(x, g, want)
+			sameBits(t, fmt.Sprintf("%+v col", g), col, want)
+			dx := randVec(rng, g.in())
+			wantDx := append([]float32(nil), dx...)
+			refCol2Im(want, g, wantDx)
+			if err := Col2Im(want, g, dx); err != nil {
+				t.Fatalf("%+v: %v", g, err)
+			}
+			sameBits(t, fmt.Sprintf("%+v dx", g), dx, wantDx)
+		}
+	})
 }
