@@ -310,3 +310,37 @@ func TestConvRandomGeometries(t *testing.T) {
 		}
 	})
 }
+
+// TestMaxPoolRandomGeometries compares max pooling forward and backward
+// with the reference over random small geometries.
+func TestMaxPoolRandomGeometries(t *testing.T) {
+	eachISA(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for i := 0; i < 400; i++ {
+			g := PoolGeom{Planes: 1 + rng.IntN(3), H: 2 + rng.IntN(40), W: 2 + rng.IntN(40), K: 2, Stride: 2}
+			if rng.IntN(3) == 0 {
+				g.K, g.Stride = 1+rng.IntN(min(g.H, g.W)), 1+rng.IntN(3)
+			}
+			g.OH, g.OW = (g.H-g.K)/g.Stride+1, (g.W-g.K)/g.Stride+1
+			x := make([]float32, g.Planes*g.H*g.W)
+			for j := range x {
+				x[j] = float32(rng.IntN(7)) - 3
+			}
+			out := g.Planes * g.OH * g.OW
+			y, arg, wy, warg := make([]float32, out), make([]int32, out), make([]float32, out), make([]int32, out)
+			if err := MaxPool(x, g, y, arg); err != nil {
+				t.Fatalf("%+v: %v", g, err)
+			}
+			refMaxPool(x, g, wy, warg)
+			sameBits(t, fmt.Sprintf("%+v y", g), y, wy)
+			dy, dx, want := randVec(rng, out), randVec(rng, len(x)), make([]float32, len(x))
+			for o, a := range warg {
+				want[a] += dy[o]
+			}
+			if err := MaxPoolBackward(dy, warg, g, dx); err != nil {
+				t.Fatalf("%+v: %v", g, err)
+			}
+			sameBits(t, fmt.Sprintf("%+v dx", g), dx, want)
+		}
+	})
+}
