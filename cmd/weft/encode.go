@@ -83,23 +83,38 @@ unless --force.`,
 			}
 			logStep("%s: structure encoding (%d columns, %s) in %.2f s", path, str.Dim, how, time.Since(t0).Seconds())
 			n := int(h.NumNodes)
+			attrsPos := map[string]any{"dim": int64(pos.Dim), "max_hops": int64(pos.MaxHops), "seed": int64(seed),
+				"anchors": int64(len(pos.Anchors[0])), "mean_rel_err": pos.Distortion.MeanRelErr, "per_graph": boolInt(popt.Groups != nil)}
+			attrsStr := map[string]any{"steps": int64(str.Dim) - boolInt(sopt.Triangles), "method": str.Method,
+				"walks": int64(str.Walks), "triangles": boolInt(sopt.Triangles), "seed": int64(seed)}
 			if probe && h.Label != nil && n > 0 {
 				var raw *encode.Matrix
 				if h.Feat != nil {
 					raw = &encode.Matrix{Rows: n, Cols: h.FeatDim, Data: h.Feat}
 				}
-				sc, err := encode.Awareness(raw, &encode.Matrix{Rows: n, Cols: pos.Dim, Data: pos.Pos},
-					&encode.Matrix{Rows: n, Cols: str.Dim, Data: str.Enc}, h.Label, encode.ProbeOptions{Groups: popt.Groups}, seed)
+				pm := &encode.Matrix{Rows: n, Cols: pos.Dim, Data: pos.Pos}
+				sm := &encode.Matrix{Rows: n, Cols: str.Dim, Data: str.Enc}
+				labels := h.Label
+				on := "all labelled nodes"
+				// A node task with a training split probes the training
+				// nodes only: the scores steer train gnn's fusion, and the
+				// test nodes must not.
+				if train := h.Splits["train"]; popt.Groups == nil && len(train) > 0 {
+					raw, pm, sm = matrixRows(raw, train), matrixRows(pm, train), matrixRows(sm, train)
+					labels = make([]int64, len(train))
+					for i, v := range train {
+						labels[i] = h.Label[v]
+					}
+					on = fmt.Sprintf("the %d nodes of /split/train", len(train))
+				}
+				sc, err := encode.Awareness(raw, pm, sm, labels, encode.ProbeOptions{Groups: popt.Groups}, seed)
 				if err != nil {
 					logStep("%s: awareness probe skipped: %v", path, err)
 				} else {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: %v\n", path, sc)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %v (probe on %s)\n", path, sc, on)
+					attrsPos["awareness_gain"], attrsStr["awareness_gain"] = sc.PositionGain, sc.StructureGain
 				}
 			}
-			attrsPos := map[string]any{"dim": int64(pos.Dim), "max_hops": int64(pos.MaxHops), "seed": int64(seed),
-				"anchors": int64(len(pos.Anchors[0])), "mean_rel_err": pos.Distortion.MeanRelErr, "per_graph": boolInt(popt.Groups != nil)}
-			attrsStr := map[string]any{"steps": int64(str.Dim) - boolInt(sopt.Triangles), "method": str.Method,
-				"walks": int64(str.Walks), "triangles": boolInt(sopt.Triangles), "seed": int64(seed)}
 			if err := writeEncodings(cmd, path, n, pos, str, attrsPos, attrsStr); err != nil {
 				return err
 			}
@@ -227,4 +242,16 @@ func copyFileTo(src, dst string) error {
 		return err
 	}
 	return o.Close()
+}
+
+// matrixRows returns the rows idx of m (nil stays nil).
+func matrixRows(m *encode.Matrix, idx []int64) *encode.Matrix {
+	if m == nil {
+		return nil
+	}
+	out := &encode.Matrix{Rows: len(idx), Cols: m.Cols, Data: make([]float32, 0, len(idx)*m.Cols)}
+	for _, v := range idx {
+		out.Data = append(out.Data, m.Data[int(v)*m.Cols:(int(v)+1)*m.Cols]...)
+	}
+	return out
 }

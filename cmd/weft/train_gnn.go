@@ -30,8 +30,8 @@ import (
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
 	cpuProfile                                                          string
-	extra                                                               []string // datasets appended to the features (spgnn)
-	extraCols                                                           []int
+	fuse                                                                string
+	fusion                                                              *spgnnFusion // spgnn: the encodings appended to the features
 	batch, epochs, hidden, ranks, roots                                 int
 	lr, dropout, gbps                                                   float64
 	seed                                                                uint64
@@ -62,7 +62,10 @@ ratio, remote bytes, train loss, valid and test accuracy.
 the position and structure encodings that weft encode stored in the file
 (/node/pos_enc, required, and /node/struct_enc), fetched and cached with
 the features, and each layer weights neighbours by their proximity in the
-position encoding.
+position encoding. weft encode stores each encoding's awareness gain (how
+much better it alone predicts the training labels than the raw features);
+with --fuse auto an encoding below 0.01 is left out of the layers' input
+(the position encoding still weights the neighbours); --fuse all keeps both.
 
 --net-gbps emulates each rank's network card at that rate (sampling and
 feature rounds and the gradient allreduce share it), so that a run on one
@@ -79,6 +82,7 @@ have carried its bytes.`,
 	f.StringVar(&o.data, "data", "", "graph dataset (HDF5 layout of docs/FORMAT.md; required)")
 	f.StringVar(&o.partition, "partition", "", "partition in the file, one part per rank (optional with one rank)")
 	f.StringVar(&o.kind, "model", "sage", "sage, gcn or spgnn (SP-GNN: needs the encodings of weft encode)")
+	f.StringVar(&o.fuse, "fuse", "auto", "spgnn: auto (drop an encoding whose awareness gain, stored by weft encode, is below 0.01) or all")
 	f.StringVar(&o.fanout, "fanout", "10,5", "neighbours sampled per hop, first hop first (-1: all)")
 	f.IntVar(&o.batch, "batch", 1024, "seed nodes per batch and rank")
 	f.IntVar(&o.epochs, "epochs", 3, "epochs")
@@ -116,18 +120,20 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	switch o.kind {
 	case "sage", "gcn":
 	case "spgnn":
-		if o.extra, o.extraCols, err = spgnnExtra(o.data); err != nil {
+		if o.fusion, err = spgnnExtra(o.data, o.fuse); err != nil {
 			return err
 		}
 	default:
 		return fmt.Errorf("train gnn: --model %q: want sage, gcn or spgnn", o.kind)
 	}
-	if !sum.HasLabel || (!sum.HasFeat && len(o.extra) == 0) {
+	if !sum.HasLabel || (!sum.HasFeat && o.fusion == nil) {
 		return fmt.Errorf("train gnn: %s has no node features or labels (/node/feat, /node/label)", o.data)
 	}
 	rowCols := sum.FeatDim
-	for _, c := range o.extraCols {
-		rowCols += c
+	if o.fusion != nil {
+		for _, c := range o.fusion.cols {
+			rowCols += c
+		}
 	}
 	budget, err := gnnBudget(o.cache, sum.NumNodes*int64(rowCols)*4)
 	if err != nil {
@@ -286,10 +292,10 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	var m gnnNet
 	if o.kind == "spgnn" {
 		enc := 0
-		for _, c := range o.extraCols {
+		for _, c := range o.fusion.cols {
 			enc += c
 		}
-		m, err = newSPNet(ctx, grads, shard, o.extraCols[0], enc, o.hidden, classes, len(fanouts), o.seed)
+		m, err = newSPNet(ctx, grads, shard, o.fusion.cols[0], enc, o.fusion.posInput, o.hidden, classes, len(fanouts), o.seed)
 	} else {
 		var bm *model.Model
 		bm, err = model.New(o.kind, shard.FeatDim(), o.hidden, classes, len(fanouts), float32(o.dropout), o.seed)
@@ -309,6 +315,9 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	if rank == 0 {
 		fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
 			"train gnn", o.data, sum.NumNodes, size, o.kind, o.fanout, o.batch, o.pipe, opt.Cache.Policy, bytesString(opt.Cache.Budget))
+		if o.fusion != nil {
+			fmt.Fprintf(o.out, "# spgnn inputs: features and %s\n", o.fusion.note)
+		}
 		fmt.Fprintf(o.out, "%5s %10s %9s %9s %9s %7s %10s %8s %7s %7s\n",
 			"epoch", "samples/s", "sample", "fetch", "train", "cache", "remote", "loss", "valid", "test")
 	}
@@ -358,7 +367,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 // whole graph is the part.
 func loadShard(o *gnnOptions, size, rank int) (*dist.Shard, error) {
 	if o.partition != "" {
-		return dist.Load(o.data, o.partition, rank, dist.LoadOptions{Extra: o.extra})
+		return dist.Load(o.data, o.partition, rank, dist.LoadOptions{Extra: o.extraNames()})
 	}
 	if size > 1 {
 		return nil, fmt.Errorf("train gnn: %d ranks need --partition (made by weft partition -k %d %s)", size, size, o.data)
@@ -367,8 +376,8 @@ func loadShard(o *gnnOptions, size, rank int) (*dist.Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(o.extra) > 0 {
-		if err := appendExtra(o.data, g, o.extra, o.extraCols); err != nil {
+	if o.fusion != nil {
+		if err := appendExtra(o.data, g, o.fusion.names, o.fusion.cols); err != nil {
 			return nil, err
 		}
 	}
@@ -541,4 +550,12 @@ func evaluate(ctx context.Context, p *pipeline.Pipeline, c collective.Communicat
 		return math.NaN(), nil
 	}
 	return float64(counts[0]) / float64(counts[1]), nil
+}
+
+// extraNames is the datasets appended to the features, if any.
+func (o *gnnOptions) extraNames() []string {
+	if o.fusion == nil {
+		return nil
+	}
+	return o.fusion.names
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/gnn/dist"
+	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/gnn/spgnn"
 	"github.com/weft-hpc/weft/hdf5io"
@@ -41,8 +43,9 @@ func (n blockNet) params() (w, g []float32) { return n.m.W, n.m.G }
 // buffer serves every layer.
 type spNet struct {
 	m              *spgnn.Model
-	encOff, encDim int // the encoding columns: [encOff, encOff+encDim)
-	posDim         int // the first posDim of them are pos_enc
+	encOff, encDim int  // the encoding columns: [encOff, encOff+encDim)
+	posDim         int  // the first posDim of them are pos_enc
+	posInput       bool // false: the position columns enter the layers as zeros
 	mean, inv      []float32
 	pos            []float32
 	alpha          [][]float32
@@ -64,41 +67,97 @@ func (n *spNet) forward(blocks []model.Block, x *nn.Tensor, _ bool) *nn.Tensor {
 		for j := range row {
 			row[j] = (row[j] - n.mean[j]) * n.inv[j]
 		}
+		if !n.posInput {
+			clear(row[:n.posDim])
+		}
 	}
 	return n.m.Forward(blocks, n.alpha, x, nil)
 }
 func (n *spNet) backward(dy *nn.Tensor)   { n.m.Backward(dy) }
 func (n *spNet) params() (w, g []float32) { return n.m.W, n.m.G }
 
-// spgnnExtra returns the datasets --model spgnn appends to the features:
-// /node/pos_enc (required) and /node/struct_enc when the file has it, with
-// their column counts.
-func spgnnExtra(path string) (names []string, cols []int, err error) {
+// spgnnFusion is what --fuse decided: the datasets appended to the
+// features, their column counts, and whether the position columns enter
+// the layers (they always give the proximity weights).
+type spgnnFusion struct {
+	names    []string
+	cols     []int
+	posInput bool
+	note     string
+}
+
+// spgnnExtra chooses the encodings --model spgnn appends to the features:
+// /node/pos_enc (required) and /node/struct_enc when the file has it. With
+// fuse "auto", the awareness gains weft encode stored with them decide, by
+// encode.Fuse's rule: an encoding whose gain over the raw features is
+// below encode.DefaultMinGain does not enter the layers (the structure
+// encoding is then not even loaded; the position encoding still weights
+// the neighbours). "all" keeps both.
+func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
+	if fuse == "" {
+		fuse = "auto"
+	}
+	if fuse != "auto" && fuse != "all" {
+		return nil, fmt.Errorf("train gnn: --fuse %q: want auto or all", fuse)
+	}
 	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer r.Close()
+	f, err := hdf5io.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := &spgnnFusion{posInput: true}
+	var notes []string
 	for _, name := range []string{posEncPath, structEncPath} {
 		c, err := r.NodeColumns(name)
 		if errors.Is(err, hdf5io.ErrNotFound) {
 			if name == posEncPath {
-				return nil, nil, fmt.Errorf("train gnn --model spgnn: %s has no %s: compute the encodings first with weft encode %s", path, name, path)
+				return nil, fmt.Errorf("train gnn --model spgnn: %s has no %s: compute the encodings first with weft encode %s", path, name, path)
 			}
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("train gnn --model spgnn: %w", err)
+			return nil, fmt.Errorf("train gnn --model spgnn: %w", err)
 		}
-		names, cols = append(names, name), append(cols, c)
+		keep := true
+		if fuse == "auto" {
+			if g, err := f.Attr(name, "awareness_gain"); err == nil {
+				if gain, ok := g.(float64); ok {
+					keep = gain >= encode.DefaultMinGain
+					word := "kept"
+					if !keep {
+						word = "dropped"
+					}
+					notes = append(notes, fmt.Sprintf("%s %s (gain %+.3f)", name, word, gain))
+				}
+			}
+		}
+		if name == posEncPath {
+			out.posInput = keep
+		} else if !keep {
+			continue
+		}
+		out.names, out.cols = append(out.names, name), append(out.cols, c)
 	}
-	return names, cols, nil
+	if len(notes) == 0 {
+		out.note = "all encodings (no awareness scores in the file)"
+		if fuse == "all" {
+			out.note = "all encodings (--fuse all)"
+		}
+	} else {
+		out.note = strings.Join(notes, ", ")
+	}
+	return out, nil
 }
 
 // newSPNet builds SP-GNN over a shard whose rows end with the encodings'
 // encDim columns (the first posDim of them pos_enc). The standardisation
 // of those columns is taken over every rank's owned rows (collective).
-func newSPNet(ctx context.Context, c collective.Communicator, s *dist.Shard, posDim, encDim, hidden, classes, layers int, seed uint64) (*spNet, error) {
+func newSPNet(ctx context.Context, c collective.Communicator, s *dist.Shard, posDim, encDim int, posInput bool, hidden, classes, layers int, seed uint64) (*spNet, error) {
 	d := s.FeatDim()
 	off := d - encDim
 	sums := make([]float64, 2*encDim+1)
@@ -113,7 +172,7 @@ func newSPNet(ctx context.Context, c collective.Communicator, s *dist.Shard, pos
 	if err := c.AllReduce(ctx, collective.Buf(sums), collective.Buf(sums), collective.Sum); err != nil {
 		return nil, err
 	}
-	n := &spNet{encOff: off, encDim: encDim, posDim: posDim, mean: make([]float32, encDim), inv: make([]float32, encDim)}
+	n := &spNet{encOff: off, encDim: encDim, posDim: posDim, posInput: posInput, mean: make([]float32, encDim), inv: make([]float32, encDim)}
 	cnt := math.Max(1, sums[2*encDim])
 	for j := range encDim {
 		mu := sums[j] / cnt

@@ -5,9 +5,13 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/weft-hpc/weft/gnn/encode"
+	"github.com/weft-hpc/weft/hdf5io"
 )
 
 // TestTrainGNN trains GraphSAGE on a small SBM graph, one rank and then two
@@ -73,5 +77,46 @@ func TestTrainGNN(t *testing.T) {
 				t.Errorf("loss %.4f -> %.4f, test accuracy %.1f%%", first, last, test)
 			}
 		})
+	}
+}
+
+// TestSPGNNFusion: weft encode stores each encoding's awareness gain
+// (probed on the training split), and --fuse auto keeps exactly the
+// encodings whose gain reaches encode.DefaultMinGain; --fuse all keeps
+// both; anything else is refused.
+func TestSPGNNFusion(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "sbm.h5")
+	mustWeft(t, "gen", "sbm", "--nodes", "1500", "--blocks", "4", "--feat-dim", "8", "--noise", "6", "-o", data)
+	mustWeft(t, "encode", "--steps", "4", data)
+	f, err := hdf5io.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gains := map[string]float64{}
+	for _, name := range []string{posEncPath, structEncPath} {
+		v, err := f.Attr(name, "awareness_gain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gains[name] = v.(float64)
+	}
+	f.Close()
+	auto, err := spgnnExtra(data, "auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("gains %v: %s", gains, auto.note)
+	if auto.posInput != (gains[posEncPath] >= encode.DefaultMinGain) || auto.names[0] != posEncPath {
+		t.Errorf("position: gain %.3f, input %v, datasets %v", gains[posEncPath], auto.posInput, auto.names)
+	}
+	if slices.Contains(auto.names, structEncPath) != (gains[structEncPath] >= encode.DefaultMinGain) {
+		t.Errorf("structure: gain %.3f, datasets %v", gains[structEncPath], auto.names)
+	}
+	all, err := spgnnExtra(data, "all")
+	if err != nil || !all.posInput || !slices.Equal(all.names, []string{posEncPath, structEncPath}) {
+		t.Errorf("--fuse all: %+v, %v", all, err)
+	}
+	if _, err := spgnnExtra(data, "some"); err == nil {
+		t.Error("--fuse some accepted")
 	}
 }
