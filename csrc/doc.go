@@ -77,6 +77,21 @@
 // detector; without cgo they return ErrNotBuilt and gnn/spgnn runs its Go
 // loop.
 //
+// # Convolution helpers and the SGD pass
+//
+// Im2Col, Col2Im, MaxPool, MaxPoolBackward, ReLU and ReLUBackward (conv.c,
+// weft_conv.h) are the non-gemm parts of nn's Conv2D, MaxPool and ReLU,
+// which were about 60% of a Fashion-MNIST CNN step as Go loops; SGD
+// (sgd.c, weft_sgd.h) is nn.SGD's update pass, with SAPipe's delay
+// compensation and weight prediction fused into it (the Go loop was
+// compute-bound at twice a plain step). Each has an AVX-512 version and a
+// portable C one, chosen by Current like the reductions (AVX2-only CPUs
+// run the portable C), and returns exactly the bits of nn's Go loops,
+// which still run without cgo: conv_test.go and sgd_test.go check every
+// level against references on random geometries, NaN, -0 and ties. The
+// wrappers check geometry and lengths in Go first and return an error
+// rather than let C read out of bounds.
+//
 // # Concurrency
 //
 // The kernels keep no state and may run concurrently on disjoint buffers;
