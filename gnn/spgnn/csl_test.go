@@ -24,18 +24,13 @@ type cslData struct {
 	distort encode.Distortion
 }
 
-func loadCSL(t testing.TB, seed uint64) *cslData {
+// encodeGraph returns g's position encoding and the standardised
+// [position ‖ structure] input of every node (with the node list all, the
+// rows the standardisation was fitted on).
+func encodeGraph(t testing.TB, g *graph.CSR, popt encode.PositionOptions, seed uint64) (*encode.Position, *nn.Tensor, []int) {
 	t.Helper()
-	set, err := graph.CSL(graph.CSLOptions{}, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Build(set.Edges, graph.BuildOptions{Symmetrize: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := int(g.NumNodes)
-	pos, err := encode.EncodePosition(g, encode.PositionOptions{Groups: set.Graph}, seed)
+	pos, err := encode.EncodePosition(g, popt, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +44,21 @@ func loadCSL(t testing.TB, seed uint64) *cslData {
 		all[i] = i
 	}
 	x.Data = encode.Standardize(&encode.Matrix{Rows: n, Cols: x.Row(), Data: x.Data}, all)
+	return pos, x, all
+}
+
+func loadCSL(t testing.TB, seed uint64) *cslData {
+	t.Helper()
+	set, err := graph.CSL(graph.CSLOptions{}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Build(set.Edges, graph.BuildOptions{Symmetrize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(g.NumNodes)
+	pos, x, all := encodeGraph(t, g, encode.PositionOptions{Groups: set.Graph}, seed)
 	po := Concat(n, [][]float32{pos.Pos}, []int{pos.Dim})
 	po.Data = encode.Standardize(&encode.Matrix{Rows: n, Cols: pos.Dim, Data: po.Data}, all)
 	d := &cslData{n: n, posOnly: po, block: FullBlock(n, g.Indptr, g.Indices32), feat: x, ro: NewReadout(set.Graph),

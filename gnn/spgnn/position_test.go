@@ -242,20 +242,7 @@ func runPairTask(t testing.TB, task *pairTask, epochs int, seed uint64) (sp, sag
 	t.Helper()
 	g := task.g
 	n := int(g.NumNodes)
-	pos, err := encode.EncodePosition(g, encode.PositionOptions{}, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	str, err := encode.EncodeStructure(g, encode.StructureOptions{}, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := Concat(n, [][]float32{pos.Pos, str.Enc}, []int{pos.Dim, str.Dim})
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	x.Data = encode.Standardize(&encode.Matrix{Rows: n, Cols: x.Row(), Data: x.Data}, all)
+	pos, x, _ := encodeGraph(t, g, encode.PositionOptions{}, seed)
 	blk := FullBlock(n, g.Indptr, g.Indices32)
 	alpha := EdgeWeights(&blk, pos.Pos, pos.Dim)
 	m, err := New(Config{In: x.Row(), Hidden: 32, Classes: 32, Layers: 2}, seed)
