@@ -52,6 +52,16 @@
 // Without raw features (CSL, the position tasks) the encodings are the
 // input.
 //
+// # Mini-batch training
+//
+// The layers take any blocks, sampled ones included: weft train gnn
+// --model spgnn runs them on the BGL pipeline's blocks, with the
+// encodings stored by weft encode appended to the feature rows (fetched
+// and cached with them), the proximity weights of each block computed
+// from the input nodes' position rows (a block's sources are a prefix of
+// the input nodes), and the same rule applied from the gains weft encode
+// stored (--fuse auto).
+//
 // # The fused kernel
 //
 // Aggregate does the gather, the weighting, the sum over neighbours and
