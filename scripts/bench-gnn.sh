@@ -15,11 +15,12 @@
 #      on the same pixels (weft train mlp), several seeds;
 #   5. accuracy: the BGL pipeline against the baseline, several seeds.
 # usage: scripts/bench-gnn.sh [SEEDS] [BIG_NODES]   (3 1000000)
-# SECTIONS=245 runs only those sections; GBPS (2) is the emulated link.
+# SECTIONS=245 runs only those sections; GBPS ("2") lists the emulated
+# links of section 2, GRAPHS ("fm big") its graphs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-3} big=${2:-1000000}
-sections=${SECTIONS:-12345} gbps=${GBPS:-2}
+sections=${SECTIONS:-12345} gbps=${GBPS:-2} graphs=${GRAPHS:-fm big}
 on() { [[ $sections == *$1* ]]; }
 export WEFT_PROGRESS=0
 make -s build
@@ -60,9 +61,9 @@ echo
 echo "## 2. BGL pipeline against the baseline, 4 ranks in one process (fm 3 epochs, big 2; samples/s over the epochs after the first)"
 echo "| graph | link | pipeline | samples/s | sample busy | fetch busy | train busy | cache hit | remote bytes | test acc | bgl/baseline |"
 echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-for g in fm big; do
+for g in $graphs; do
   ep=3; [ "$g" = big ] && ep=2
-  for link in 0 "$gbps"; do
+  for link in 0 $gbps; do
     base=
     for p in baseline bgl; do
       part=random; [ "$p" = bgl ] && part=bgl

@@ -93,7 +93,7 @@ have carried its bytes.`,
 	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph) or none; default by --pipeline")
 	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
 	f.StringVar(&o.pipe, "pipeline", "bgl", "bgl or baseline")
-	f.IntVar(&o.roots, "roots", 0, "BFS traversals taking turns in the proximity order (0: --batch/16, about 16 seeds of each per batch)")
+	f.IntVar(&o.roots, "roots", 0, "BFS traversals taking turns in the proximity order (0: --batch/4, about 4 seeds of each per batch)")
 	f.Float64Var(&o.gbps, "net-gbps", 0, "emulate a network card of this many Gbit/s per rank (0: no throttling)")
 	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
 	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")

@@ -33,7 +33,7 @@
 // random roots over the rank's local subgraph, taking turns), which makes
 // consecutive batches share neighbours so the FIFO cache hits. The number
 // of traversals trades that locality against how well a batch mixes the
-// graph's regions (Options.Roots: by default each gives a batch about 16
+// graph's regions (Options.Roots: by default each gives a batch about 4
 // seeds).
 //
 // # Distributed runs
