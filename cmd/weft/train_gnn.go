@@ -88,7 +88,7 @@ have carried its bytes.`,
 	f.IntVar(&o.epochs, "epochs", 3, "epochs")
 	f.IntVar(&o.hidden, "hidden", 128, "hidden features")
 	f.Float64Var(&o.lr, "lr", 0.003, "Adam learning rate")
-	f.Float64Var(&o.dropout, "dropout", 0.5, "dropout between layers")
+	f.Float64Var(&o.dropout, "dropout", 0.5, "dropout between layers (sage, gcn)")
 	f.StringVar(&o.cache, "cache", "20%", "feature cache budget of each rank: a share of the whole graph's features (20%) or bytes (64M)")
 	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph) or none; default by --pipeline")
 	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
