@@ -52,7 +52,10 @@
 //     with edge counts (METIS 30%). The 2-hop term spreads over every
 //     part in graphs of small diameter, and node counts reward big
 //     neighbours over strongly connected ones.
-//  4. Refinement (the "uncoarsen" step), RefinePasses passes (default 8)
+//  4. Refinement (the "uncoarsen" step), up to RefinePasses passes
+//     (default 64; it was 8, which stopped a 1M-node SBM of 20 communities
+//     at a 42% cut where it converges to 26% within about 30 passes, 1.8
+//     s more; METIS 16%)
 //     over nodes: each node proposes, against the assignment at the start
 //     of the pass (computed in parallel), the part holding most of its
 //     neighbours; opposite moves between two parts are applied in pairs
