@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -130,26 +129,6 @@ func checkShard(t *testing.T, fx *gnntest.Fixture, s *dist.Shard, name string, p
 	}
 }
 
-// runRanks runs f on every rank of an in-process world and returns their
-// errors.
-func runRanks(t *testing.T, n int, f func(c collective.Communicator) error) []error {
-	t.Helper()
-	comms, err := collective.NewLocal(n, collective.WithTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Go(func() {
-			defer comms[r].Close()
-			errs[r] = f(comms[r])
-		})
-	}
-	wg.Wait()
-	return errs
-}
-
 // TestDistributedSamplingEqualsLocal: every rank samples batches of seeds
 // spread over the whole graph; each batch must equal what one process with
 // the whole graph draws for the same key.
@@ -160,7 +139,7 @@ func TestDistributedSamplingEqualsLocal(t *testing.T) {
 	for _, P := range []int{2, 3} {
 		t.Run(fmt.Sprint(P, "ranks"), func(t *testing.T) {
 			var traffic [3]dist.CommStats
-			errs := runRanks(t, P, func(c collective.Communicator) error {
+			errs := gnntest.RunRanks(t, P, 10*time.Second, func(c collective.Communicator) error {
 				sh, err := dist.Load(fx.Path, fmt.Sprint("p", P), c.Rank(), dist.LoadOptions{})
 				if err != nil {
 					return err
@@ -185,7 +164,7 @@ func TestDistributedSamplingEqualsLocal(t *testing.T) {
 						return err
 					}
 					want, _ := ref.Sample(context.Background(), seeds, 1, id)
-					if !equalMFG(got, want) {
+					if !gnntest.EqualMFG(got, want) {
 						return fmt.Errorf("rank %d batch %d: distributed blocks differ from single-process blocks", c.Rank(), b)
 					}
 				}
@@ -213,25 +192,12 @@ func toInt64[T int | int64](s []T) []int64 {
 	return out
 }
 
-func equalMFG(a, b *sample.MFG) bool {
-	if len(a.Blocks) != len(b.Blocks) {
-		return false
-	}
-	for l := range a.Blocks {
-		x, y := &a.Blocks[l], &b.Blocks[l]
-		if x.NumDst != y.NumDst || !slices.Equal(x.Src, y.Src) || !slices.Equal(x.Indptr, y.Indptr) || !slices.Equal(x.Indices, y.Indices) {
-			return false
-		}
-	}
-	return true
-}
-
 func TestFetch(t *testing.T) {
 	fx := gnntest.New(t, fixtureOpt)
 	d := fx.G.FeatDim
 	for _, policy := range []string{dist.PolicyNone, dist.PolicyStatic, dist.PolicyFIFO} {
 		t.Run(policy, func(t *testing.T) {
-			errs := runRanks(t, 3, func(c collective.Communicator) error {
+			errs := gnntest.RunRanks(t, 3, 10*time.Second, func(c collective.Communicator) error {
 				sh, err := dist.Load(fx.Path, "p3", c.Rank(), dist.LoadOptions{})
 				if err != nil {
 					return err

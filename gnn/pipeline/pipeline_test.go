@@ -147,32 +147,13 @@ func allowed(t *testing.T) []int {
 	return cpus
 }
 
-// runRanks runs f on every rank of an in-process world.
-func runRanks(t *testing.T, n int, timeout time.Duration, f func(c collective.Communicator) error) []error {
-	t.Helper()
-	comms, err := collective.NewLocal(n, collective.WithTimeout(timeout))
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range n {
-		wg.Go(func() {
-			errs[r] = f(comms[r])
-			comms[r].Close()
-		})
-	}
-	wg.Wait()
-	return errs
-}
-
 // TestDistributedPipeline: two ranks, profiled core split, pipelined
 // epochs equal sequential ones, and the samples equal single-process
 // sampling of the same batch ids.
 func TestDistributedPipeline(t *testing.T) {
 	fx := gnntest.New(t, small)
 	ref, _ := sample.New(sample.CSRSource{G: fx.CSR}, []int{4, 6}, 8)
-	errs := runRanks(t, 2, 10*time.Second, func(c collective.Communicator) error {
+	errs := gnntest.RunRanks(t, 2, 10*time.Second, func(c collective.Communicator) error {
 		sh, err := dist.Load(fx.Path, "p2", c.Rank(), dist.LoadOptions{})
 		if err != nil {
 			return err
@@ -236,7 +217,7 @@ func TestCachePolicies(t *testing.T) {
 	for i, c := range cfgs {
 		var mu sync.Mutex
 		var saved, traffic int64
-		errs := runRanks(t, 2, 10*time.Second, func(cm collective.Communicator) error {
+		errs := gnntest.RunRanks(t, 2, 10*time.Second, func(cm collective.Communicator) error {
 			sh, err := dist.Load(fx.Path, "p2", cm.Rank(), dist.LoadOptions{})
 			if err != nil {
 				return err
@@ -285,7 +266,7 @@ func TestRankFailure(t *testing.T) {
 	fx := gnntest.New(t, small)
 	done := make(chan []error, 1)
 	go func() {
-		done <- runRanks(t, 2, 5*time.Second, func(c collective.Communicator) error {
+		done <- gnntest.RunRanks(t, 2, 5*time.Second, func(c collective.Communicator) error {
 			sh, err := dist.Load(fx.Path, "p2", c.Rank(), dist.LoadOptions{})
 			if err != nil {
 				return err

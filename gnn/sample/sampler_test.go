@@ -143,11 +143,11 @@ func TestReproducible(t *testing.T) {
 	ctx := context.Background()
 	a, _ := s.Sample(ctx, []int64{1, 2, 3, 400}, 0, 5)
 	b, _ := s.Sample(ctx, []int64{1, 2, 3, 400}, 0, 5)
-	if !equalMFG(a, b) {
+	if !gnntest.EqualMFG(a, b) {
 		t.Fatal("same key, different blocks")
 	}
 	c, _ := s.Sample(ctx, []int64{1, 2, 3, 400}, 0, 6)
-	if equalMFG(a, c) {
+	if gnntest.EqualMFG(a, c) {
 		t.Fatal("another batch drew the same blocks")
 	}
 	// A node's neighbours do not depend on the other seeds or their order.
@@ -166,19 +166,6 @@ func TestReproducible(t *testing.T) {
 			t.Fatalf("node %d drew differently next to other seeds", v)
 		}
 	}
-}
-
-func equalMFG(a, b *sample.MFG) bool {
-	if len(a.Blocks) != len(b.Blocks) {
-		return false
-	}
-	for l := range a.Blocks {
-		x, y := &a.Blocks[l], &b.Blocks[l]
-		if x.NumDst != y.NumDst || !slices.Equal(x.Src, y.Src) || !slices.Equal(x.Indptr, y.Indptr) || !slices.Equal(x.Indices, y.Indices) {
-			return false
-		}
-	}
-	return true
 }
 
 func TestBadInput(t *testing.T) {
