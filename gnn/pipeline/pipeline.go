@@ -550,13 +550,7 @@ func (p *Pipeline) pipelined(ctx context.Context, r *epochRun, bs []*Batch, trai
 		acc := &r.acc[Training]
 		for {
 			t0 := time.Now()
-			var b *Batch
-			var ok bool
-			select {
-			case b, ok = <-in:
-			case <-ctx.Done():
-				return nil
-			}
+			b, ok := recv(ctx, in)
 			acc.addWait(time.Since(t0))
 			if !ok {
 				return nil
@@ -578,6 +572,16 @@ func (p *Pipeline) pipelined(ctx context.Context, r *epochRun, bs []*Batch, trai
 	return err
 }
 
+// recv takes the next batch from in; false when in is closed or ctx done.
+func recv(ctx context.Context, in <-chan *Batch) (*Batch, bool) {
+	select {
+	case b, ok := <-in:
+		return b, ok
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
 // stage starts the workers of stage s reading batches in order from in,
 // and returns the channel their results leave on, in order again.
 func (p *Pipeline) stage(ctx context.Context, g *group, r *epochRun, s Stage, in <-chan *Batch, first int, turn *turnstile, fn func(context.Context, *Batch) error) <-chan *Batch {
@@ -592,13 +596,7 @@ func (p *Pipeline) stage(ctx context.Context, g *group, r *epochRun, s Stage, in
 			p.bind(p.cpus[s])
 			for {
 				t0 := time.Now()
-				var b *Batch
-				var ok bool
-				select {
-				case b, ok = <-in:
-				case <-ctx.Done():
-					return nil
-				}
+				b, ok := recv(ctx, in)
 				if !ok {
 					acc.addWait(time.Since(t0))
 					return nil
