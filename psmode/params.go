@@ -118,15 +118,6 @@ func envDefaults(cfg *Config) error {
 	}
 	if cfg.Balance == "" {
 		cfg.Balance = envBalance()
-		if cfg.LinkRate == 0 {
-			if s := envLinkRate(); s != "" {
-				v, err := strconv.ParseFloat(s, 64)
-				if err != nil || v < 0 {
-					return fmt.Errorf("psmode: WEFT_PS_LINK_RATE=%q: want bytes per second", s)
-				}
-				cfg.LinkRate = v
-			}
-		}
 		if cfg.Balance == "" {
 			cfg.Balance = "static"
 		}

@@ -44,28 +44,26 @@ type PSLDConfig struct {
 	Seed int64
 }
 
+// orDefault sets *v to d when it holds its type's zero value.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
 func (p PSLDConfig) withDefaults() PSLDConfig {
-	def := func(v *float64, d float64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defi := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defi(&p.Window, 5)
-	def(&p.Straggler, 1.5)
-	def(&p.Imbalance, 0.25)
-	def(&p.Alpha, 0.3)
-	def(&p.Keep, 0.02)
-	def(&p.Gain, 0.03)
-	defi(&p.Cooldown, 3)
-	defi(&p.ExploreEvery, 20)
-	def(&p.ExploreProb, 0.5)
-	defi(&p.MaxMoves, 8)
-	defi(&p.Warmup, 2)
+	orDefault(&p.Window, 5)
+	orDefault(&p.Straggler, 1.5)
+	orDefault(&p.Imbalance, 0.25)
+	orDefault(&p.Alpha, 0.3)
+	orDefault(&p.Keep, 0.02)
+	orDefault(&p.Gain, 0.03)
+	orDefault(&p.Cooldown, 3)
+	orDefault(&p.ExploreEvery, 20)
+	orDefault(&p.ExploreProb, 0.5)
+	orDefault(&p.MaxMoves, 8)
+	orDefault(&p.Warmup, 2)
 	if p.Seed == 0 {
 		p.Seed = 1
 	}
