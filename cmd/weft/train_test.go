@@ -11,7 +11,7 @@ import (
 
 func needFMNIST(t *testing.T) {
 	if _, err := os.Stat(graph.FashionMNISTDir); err != nil {
-		t.Skip("dataset-fashion-mnist not installed")
+		t.Skipf("Fashion-MNIST not found at %s: the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", graph.FashionMNISTDir)
 	}
 }
 

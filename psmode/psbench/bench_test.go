@@ -14,7 +14,7 @@ import (
 // plot come out, and the MLP learns.
 func TestBenchSmall(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(graph.FashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
-		t.Skip("Fashion-MNIST not installed (dataset-fashion-mnist)")
+		t.Skipf("Fashion-MNIST not found (%v): the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", err)
 	}
 	var log bytes.Buffer
 	res, err := Bench(context.Background(), Config{Workers: 2, Servers: 2, Params: 200_000, Hidden: 16, Steps: 30, Onset: 4,
