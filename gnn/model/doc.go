@@ -17,6 +17,7 @@
 //	SAGE: y_d = W_self x_d + W_neigh mean_{s in N(d)} x_s + b
 //	      (the mean is zero when N(d) is empty)
 //	GCN:  y_d = W (x_d + sum_{s in N(d)} x_s) / (deg(d) + 1) + b
+//	MLP:  y_d = W x_d + b   (Dense: the baseline without the graph)
 //
 // (GCN's symmetric normalisation 1/sqrt(deg(d) deg(s)) needs the full
 // degrees, which a sampled block does not carry; the mean over the node and

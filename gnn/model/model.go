@@ -259,6 +259,69 @@ func (l *GCN) Backward(dy *nn.Tensor, needDx bool) *nn.Tensor {
 	return dx
 }
 
+// Dense is the node-wise layer of the MLP baseline: y_d = W x_d + b,
+// the destination's own row only (the sampled neighbours are ignored).
+// A "mlp" Model therefore trains on exactly the batches, optimiser and
+// schedule GraphSAGE trains on, with SAGE's self path and nothing else:
+// the controlled comparison that says what the graph adds.
+type Dense struct {
+	In, Out int
+
+	w, b, dw, db []float32
+	blk          *Block
+	x            *nn.Tensor
+	y, dx        nn.Tensor
+}
+
+// NewDense returns a node-wise layer from in to out features.
+func NewDense(in, out int) *Dense { return &Dense{In: in, Out: out} }
+
+func (l *Dense) NumParams() int { return l.Out*l.In + l.Out }
+
+func (l *Dense) Bind(w, g []float32) {
+	n := l.Out * l.In
+	l.w, l.b, l.dw, l.db = w[:n], w[n:], g[:n], g[n:]
+}
+
+// Init draws W from U(-1/sqrt(in), 1/sqrt(in)), as SAGE's, and zeroes b.
+func (l *Dense) Init(w []float32, rng *rand.Rand) {
+	n := l.Out * l.In
+	uniform(w[:n], float32(1/math.Sqrt(float64(l.In))), rng)
+	clear(w[n:])
+}
+
+func (l *Dense) Forward(b *Block, x *nn.Tensor) *nn.Tensor {
+	if x.Batch() != b.NumSrc || x.Row() != l.In {
+		panic(fmt.Sprintf("model: Dense(%d, %d) got %v for a block of %d sources", l.In, l.Out, x.Shape, b.NumSrc))
+	}
+	l.blk, l.x = b, x
+	y := l.y.Resize(b.NumDst, l.Out)
+	addBias(y.Data, l.b, b.NumDst)
+	if b.NumDst > 0 {
+		nn.Gemm(false, true, b.NumDst, l.Out, l.In, 1, x.Data, l.In, l.w, l.In, 1, y.Data, l.Out)
+	}
+	return y
+}
+
+func (l *Dense) Backward(dy *nn.Tensor, needDx bool) *nn.Tensor {
+	b, nd := l.blk, l.blk.NumDst
+	sumRows(dy.Data, nd, l.db)
+	if nd == 0 {
+		clear(l.dw)
+	} else {
+		nn.Gemm(true, false, l.Out, l.In, nd, 1, dy.Data, l.Out, l.x.Data, l.In, 0, l.dw, l.In)
+	}
+	if !needDx {
+		return nil
+	}
+	dx := l.dx.Resize(b.NumSrc, l.In)
+	clear(dx.Data)
+	if nd > 0 {
+		nn.Gemm(false, false, nd, l.In, l.Out, 1, dy.Data, l.Out, l.w, l.In, 0, dx.Data[:nd*l.In], l.In)
+	}
+	return dx
+}
+
 // Model is a stack of graph convolutions with ReLU and dropout between
 // them, one per block.
 type Model struct {
@@ -270,7 +333,8 @@ type Model struct {
 	drops []*nn.Dropout
 }
 
-// New returns a model of kind "sage" or "gcn": layers convolutions from
+// New returns a model of kind "sage", "gcn" or "mlp" (Dense layers, the
+// baseline without the graph): layers convolutions from
 // in features through hidden ones to classes logits, initialised from seed.
 func New(kind string, in, hidden, classes, layers int, dropout float32, seed uint64) (*Model, error) {
 	if layers < 1 || in < 1 || hidden < 1 || classes < 1 {
@@ -290,8 +354,10 @@ func New(kind string, in, hidden, classes, layers int, dropout float32, seed uin
 			m.Convs = append(m.Convs, NewSAGE(a, z))
 		case "gcn":
 			m.Convs = append(m.Convs, NewGCN(a, z))
+		case "mlp":
+			m.Convs = append(m.Convs, NewDense(a, z))
 		default:
-			return nil, fmt.Errorf("model: unknown model %q (want sage or gcn)", kind)
+			return nil, fmt.Errorf("model: unknown model %q (want sage, gcn or mlp)", kind)
 		}
 		if i < layers-1 {
 			m.relus = append(m.relus, nn.NewReLU())
