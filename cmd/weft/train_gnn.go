@@ -34,6 +34,7 @@ type gnnOptions struct {
 	fusion                                                              *spgnnFusion // spgnn: the encodings appended to the features
 	batch, epochs, hidden, ranks, roots                                 int
 	lr, dropout, gbps                                                   float64
+	useLabels                                                           bool
 	seed                                                                uint64
 	out                                                                 io.Writer
 }
@@ -81,7 +82,7 @@ have carried its bytes.`,
 	f := cmd.Flags()
 	f.StringVar(&o.data, "data", "", "graph dataset (HDF5 layout of docs/FORMAT.md; required)")
 	f.StringVar(&o.partition, "partition", "", "partition in the file, one part per rank (optional with one rank)")
-	f.StringVar(&o.kind, "model", "sage", "sage, gcn or spgnn (SP-GNN: needs the encodings of weft encode)")
+	f.StringVar(&o.kind, "model", "sage", "sage, gcn, spgnn (SP-GNN: needs the encodings of weft encode), or mlp (the baseline: the same layers on each node's own row, neighbours ignored)")
 	f.StringVar(&o.fuse, "fuse", "auto", "spgnn: auto (drop an encoding whose awareness gain, stored by weft encode, is below 0.01) or all")
 	f.StringVar(&o.fanout, "fanout", "10,5", "neighbours sampled per hop, first hop first (-1: all)")
 	f.IntVar(&o.batch, "batch", 1024, "seed nodes per batch and rank")
@@ -98,6 +99,7 @@ have carried its bytes.`,
 	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
 	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
+	f.BoolVar(&o.useLabels, "use-labels", false, "sage, gcn, mlp: the label trick: training nodes' one-hot labels are input columns, masked for the batch's seeds")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to FILE.RANK (FILE.0 for all ranks with --ranks)")
 	return cmd
 }
@@ -118,13 +120,16 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 		return err
 	}
 	switch o.kind {
-	case "sage", "gcn":
+	case "sage", "gcn", "mlp":
 	case "spgnn":
+		if o.useLabels {
+			return errors.New("train gnn: --use-labels is for --model sage, gcn or mlp")
+		}
 		if o.fusion, err = spgnnExtra(o.data, o.fuse); err != nil {
 			return err
 		}
 	default:
-		return fmt.Errorf("train gnn: --model %q: want sage, gcn or spgnn", o.kind)
+		return fmt.Errorf("train gnn: --model %q: want sage, gcn, spgnn or mlp", o.kind)
 	}
 	if !sum.HasLabel || (!sum.HasFeat && o.fusion == nil) {
 		return fmt.Errorf("train gnn: %s has no node features or labels (/node/feat, /node/label)", o.data)
@@ -235,6 +240,15 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		return err
 	}
 	defer grads.Close()
+	labelCols := 0
+	if o.useLabels {
+		if labelCols, err = numClasses(ctx, grads, shard); err != nil {
+			return err
+		}
+		if err := shard.AppendLabelInputs(labelCols); err != nil {
+			return fmt.Errorf("train gnn: --use-labels: %w", err)
+		}
+	}
 	opt := pipeline.Options{BatchSize: o.batch, Fanouts: fanouts, Seed: o.seed, Roots: o.roots}
 	sequential := false
 	switch o.pipe {
@@ -311,7 +325,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	if err != nil {
 		return err
 	}
-	tr := &gnnTrainer{m: m, classes: classes, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
+	tr := &gnnTrainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
 	if rank == 0 {
 		fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
 			"train gnn", o.data, sum.NumNodes, size, o.kind, o.fanout, o.batch, o.pipe, opt.Cache.Policy, bytesString(opt.Cache.Budget))
@@ -428,16 +442,19 @@ func evalSeeds(path string, s *dist.Shard) ([][]int64, error) {
 type gnnTrainer struct {
 	m       gnnNet
 	classes int
-	adam    *nn.Adam
-	comm    collective.Communicator
-	buf     []float32 // gradients * n, then n and loss*n
-	ce      nn.SoftmaxCrossEntropy
-	x       nn.Tensor
-	step_   int
-	loss    float64
-	seen    int64
-	blocks  []model.Block
-	labels  []int32
+	// labelCols > 0: the last labelCols columns of a row are label inputs
+	// (--use-labels), zeroed for the batch's seeds before the forward.
+	labelCols int
+	adam      *nn.Adam
+	comm      collective.Communicator
+	buf       []float32 // gradients * n, then n and loss*n
+	ce        nn.SoftmaxCrossEntropy
+	x         nn.Tensor
+	step_     int
+	loss      float64
+	seen      int64
+	blocks    []model.Block
+	labels    []int32
 }
 
 func toBlocks(mfg *sample.MFG, out []model.Block) []model.Block {
@@ -455,11 +472,20 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 	clear(t.buf)
 	if !b.Empty() {
 		t.blocks = toBlocks(b.MFG, t.blocks)
-		// The batch's rows are the model's input as they are (the model
-		// does not write its input, and the step ends before the pipeline
-		// reuses the buffer).
+		// The batch's rows are the model's input as they are (the batch
+		// owns its buffer until the step ends: the model reads it, and
+		// only the label-input mask below writes it).
 		t.x.Shape, t.x.Data = append(t.x.Shape[:0], len(b.MFG.Input), b.FeatDim), b.Feat
 		x := &t.x
+		if c := t.labelCols; c > 0 {
+			// Seeds are the first rows of the input (blocks' destinations
+			// are prefixes of their sources), and each node is one row:
+			// this hides every seed's own label from every layer.
+			d := b.FeatDim
+			for i := range b.Seeds {
+				clear(b.Feat[i*d+d-c : (i+1)*d])
+			}
+		}
 		t.labels = t.labels[:0]
 		for i, l := range b.Labels {
 			if l < 0 || l >= int64(t.classes) {

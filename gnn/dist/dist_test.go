@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,5 +261,47 @@ func TestStoreErrors(t *testing.T) {
 	}
 	if _, err := dist.FromGraph(g, "p9", 0, dist.LoadOptions{}); !errors.Is(err, dist.ErrNoPartition) {
 		t.Errorf("missing partition: %v", err)
+	}
+}
+
+// TestAppendLabelInputs: every owned row keeps its features and gains the
+// one-hot of its label when it is a training node, zeros otherwise; bad
+// class counts are refused and leave the shard as it was.
+func TestAppendLabelInputs(t *testing.T) {
+	fx := gnntest.New(t, fixtureOpt)
+	s, err := dist.Load(fx.Path, "p3", 1, dist.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := int(slices.Max(fx.G.Label)) + 1
+	d := fx.G.FeatDim
+	if err := s.AppendLabelInputs(0); err == nil || s.FeatDim() != d {
+		t.Errorf("0 classes: %v, feature width %d", err, s.FeatDim())
+	}
+	if err := s.AppendLabelInputs(classes - 1); err == nil || !strings.Contains(err.Error(), "label") || s.FeatDim() != d {
+		t.Errorf("%d classes: %v, feature width %d", classes-1, err, s.FeatDim())
+	}
+	if err := s.AppendLabelInputs(classes); err != nil {
+		t.Fatal(err)
+	}
+	if s.FeatDim() != d+classes {
+		t.Fatalf("feature width %d, want %d", s.FeatDim(), d+classes)
+	}
+	train := map[int64]bool{}
+	for _, v := range s.Train() {
+		train[v] = true
+	}
+	if len(train) == 0 || len(train) == len(s.IDs()) {
+		t.Fatalf("%d training nodes of %d: the fixture must have both kinds", len(train), len(s.IDs()))
+	}
+	for i, v := range s.IDs() {
+		row := s.Row(int64(i))
+		want := make([]float32, classes)
+		if train[v] {
+			want[fx.G.Label[v]] = 1
+		}
+		if !slices.Equal(row[:d], fx.G.Feat[v*int64(d):(v+1)*int64(d)]) || !slices.Equal(row[d:], want) {
+			t.Fatalf("node %d (train %v, label %d): label columns %v", v, train[v], fx.G.Label[v], row[d:])
+		}
 	}
 }

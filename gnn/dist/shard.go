@@ -302,6 +302,39 @@ func (s *Shard) Label(i int64) int64 {
 	return s.labels[i]
 }
 
+// AppendLabelInputs widens every owned row by classes columns: the
+// one-hot of the node's label when it is a training node of this shard,
+// zeros otherwise. This is the label trick of transductive node
+// classification (UniMP; DGL's and OGB's "use labels"): the training
+// labels of a node's neighbours become model input, which is how a graph
+// passes on what its edges know about the classes. The trainer must zero
+// these columns for the nodes whose labels it is predicting (a batch's
+// seeds), and valid and test nodes carry none. Call it right after Load,
+// before a Store or a Sampler shares the shard.
+func (s *Shard) AppendLabelInputs(classes int) error {
+	if classes < 1 {
+		return fmt.Errorf("dist: label inputs: %d classes", classes)
+	}
+	if s.labels == nil {
+		return fmt.Errorf("dist: label inputs: part %d has no labels", s.part)
+	}
+	d, w := s.featDim, s.featDim+classes
+	feat := make([]float32, len(s.ids)*w)
+	for i := range s.ids {
+		copy(feat[i*w:i*w+d], s.feat[i*d:(i+1)*d])
+	}
+	for _, v := range s.train {
+		l, _ := s.Local(v)
+		c := s.labels[l]
+		if c < 0 || c >= int64(classes) {
+			return fmt.Errorf("dist: label inputs: training node %d has label %d, outside [0, %d)", v, c, classes)
+		}
+		feat[int(l)*w+d+int(c)] = 1
+	}
+	s.feat, s.featDim = feat, w
+	return nil
+}
+
 // LocalAdjacency returns the subgraph induced by the owned nodes in local
 // indices: the owned neighbours of local node i are
 // adj[indptr[i]:indptr[i+1]]. It is built on the first call (the
