@@ -43,7 +43,7 @@ func trainGNNCmd() *cobra.Command {
 	o := &gnnOptions{}
 	cmd := &cobra.Command{
 		Use:   "gnn --data FILE.h5 [--partition NAME] [--ranks N]",
-		Short: "Train GraphSAGE, GCN or SP-GNN on a partitioned graph with the BGL data pipeline",
+		Short: "Train GraphSAGE, GCN, SP-GNN (or an MLP baseline) on a partitioned graph with the BGL data pipeline",
 		Long: `Mini-batch GNN training, data parallel: each rank loads its part of the graph
 (--partition, made by weft partition) from the HDF5 file, samples neighbours
 (--fanout, first hop first as in weft partition and PyG: 10,5 takes 10
@@ -67,6 +67,12 @@ position encoding. weft encode stores each encoding's awareness gain (how
 much better it alone predicts the training labels than the raw features);
 with --fuse auto an encoding below 0.01 is left out of the layers' input
 (the position encoding still weights the neighbours); --fuse all keeps both.
+
+--model mlp is the baseline without the graph: the same layers, batches,
+optimiser and schedule, on each node's own row. --use-labels (sage, gcn,
+mlp) is the label trick: the one-hot labels of training nodes become input
+columns (zeros for the other nodes and for the batch's own seeds, so no node
+sees its own label), which passes the labels of a node's neighbours to it.
 
 --net-gbps emulates each rank's network card at that rate (sampling and
 feature rounds and the gradient allreduce share it), so that a run on one
