@@ -68,6 +68,10 @@ const (
 	streamSBMFeat
 	streamCSL
 	streamKNNProj
+	streamGeoPoints
+	streamGeoCentres
+	streamGeoCentroids
+	streamGeoFeat
 )
 
 // ceilDiv returns ceil(a / b) for a >= 0, b > 0.

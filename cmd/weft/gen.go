@@ -17,7 +17,7 @@ func genCmd() *cobra.Command {
 	var seed uint64
 	var level int
 	cmd := &cobra.Command{
-		Use:   "gen {rmat|sbm|csl|grid|fmnist-knn}",
+		Use:   "gen {rmat|sbm|geo|csl|grid|fmnist-knn}",
 		Short: "Generate a graph dataset into Weft's HDF5 layout",
 		Long: `Generate a graph, deterministically from --seed, and write it in the layout
 of docs/FORMAT.md (temporary file renamed at the end):
@@ -25,6 +25,8 @@ of docs/FORMAT.md (temporary file renamed at the end):
   rmat        Graph500 R-MAT graph: --scale, --edge-factor (no features)
   sbm         stochastic block model with labels, label-correlated features
               and a 60/20/20 random split
+  geo         random geometric k-NN graph: classes are regions of the square,
+              features and split as sbm's
   csl         the circular skip link graph classification set (150 graphs of
               41 nodes, 10 classes); /node/label holds the class of each
               node's graph, /node/graph_id its graph
@@ -83,6 +85,32 @@ of docs/FORMAT.md (temporary file renamed at the end):
 	sbm.Flags().Float64Var(&so.DegOut, "deg-out", 2, "expected neighbours outside it")
 	sbm.Flags().IntVar(&so.FeatDim, "feat-dim", 32, "feature width")
 	sbm.Flags().Float64Var(&so.Noise, "noise", 1, "feature noise (std. dev.)")
+
+	var gop graph.GeoOptions
+	geo := &cobra.Command{
+		Use:   "geo",
+		Short: "Random geometric k-NN graph for node classification (classes are regions)",
+		Long: `Uniform points in the unit square joined to their --k nearest (then
+symmetrised), classes by the Voronoi regions of --classes random centres,
+features as weft gen sbm's (class centroid plus --noise). Fashion-MNIST's
+k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if gop.Nodes < 2 || gop.Classes < 1 || gop.Classes > gop.Nodes || gop.K < 1 || gop.K >= gop.Nodes || gop.FeatDim < 0 {
+				return fmt.Errorf("gen geo: --nodes %d --classes %d --k %d --feat-dim %d: want 1 <= classes <= nodes, 1 <= k < nodes, feat-dim >= 0", gop.Nodes, gop.Classes, gop.K, gop.FeatDim)
+			}
+			el, labels, feat := graph.Geo(gop, seed)
+			d := &dataset{edges: el, undirected: true}
+			d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, gop.FeatDim
+			d.h.Splits = randomSplits(int64(gop.Nodes), seed)
+			return writeDataset(cmd.Context(), out, d, level)
+		},
+	}
+	geo.Flags().IntVar(&gop.Nodes, "nodes", 10000, "nodes")
+	geo.Flags().IntVar(&gop.Classes, "classes", 10, "classes (regions)")
+	geo.Flags().IntVar(&gop.K, "k", 10, "neighbours per node before symmetrising")
+	geo.Flags().IntVar(&gop.FeatDim, "feat-dim", 32, "feature width")
+	geo.Flags().Float64Var(&gop.Noise, "noise", 1, "feature noise (std. dev.)")
 
 	var co graph.CSLOptions
 	csl := &cobra.Command{
@@ -156,7 +184,7 @@ of docs/FORMAT.md (temporary file renamed at the end):
 	fm.Flags().IntVar(&limit, "limit", 0, "take only the first N images of each file (0: all 70,000)")
 	fm.Flags().IntVar(&project, "project", 64, "random projection to this many dimensions before the search (0: exact in 784)")
 
-	cmd.AddCommand(rmat, sbm, csl, grid, fm)
+	cmd.AddCommand(rmat, sbm, geo, csl, grid, fm)
 	return cmd
 }
 
