@@ -5,7 +5,8 @@
 #   2. the BGL pipeline (BGL partition, proximity order, FIFO cache,
 #      isolated stages) against the baseline (random partition, shuffled
 #      batches, no cache, stages one after another), 4 ranks, on the
-#      Fashion-MNIST k-NN graph and on a 1M-node SBM graph, on the host's
+#      Fashion-MNIST k-NN graph, a 1M-node SBM graph and a 1M-node
+#      geometric k-NN graph (weft gen geo), on the host's
 #      own speed and on an emulated link of $GBPS Gbit/s per rank
 #      (--net-gbps: every sampling, feature and gradient round ends no
 #      earlier than such a card would have carried its bytes);
@@ -17,11 +18,11 @@
 #   5. accuracy: the BGL pipeline against the baseline, several seeds.
 # usage: scripts/bench-gnn.sh [SEEDS] [BIG_NODES]   (3 1000000)
 # SECTIONS=245 runs only those sections; GBPS ("2") lists the emulated
-# links of section 2, GRAPHS ("fm big") its graphs.
+# links of section 2, GRAPHS ("fm big geo") its graphs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-3} big=${2:-1000000}
-sections=${SECTIONS:-12345} gbps=${GBPS:-2} graphs=${GRAPHS:-fm big}
+sections=${SECTIONS:-12345} gbps=${GBPS:-2} graphs=${GRAPHS:-fm big geo}
 on() { [[ $sections == *$1* ]]; }
 export WEFT_PROGRESS=0
 make -s build
@@ -49,9 +50,12 @@ fi
 # partitions for sections 2, 3 and 5; the 1M-node graph only for 2 and 3
 parts=
 on 2 || on 3 || on 5 && parts=fm
-(on 2 && [[ $graphs == *big* ]]) || on 3 && parts="$parts big"
+for g in big geo; do
+  (on 2 && [[ $graphs == *$g* ]]) || on 3 && parts="$parts $g"
+done
 for g in $parts; do
   [ "$g" = big ] && [ ! -f "$w/big.h5" ] && bin/weft gen sbm --nodes "$big" --blocks 20 --deg-in 8 --deg-out 2 --feat-dim 64 --noise 4 -o "$w/big.h5" 2>/dev/null
+  [ "$g" = geo ] && [ ! -f "$w/geo.h5" ] && bin/weft gen geo --nodes "$big" --classes 20 --k 10 --feat-dim 64 --noise 4 -o "$w/geo.h5" 2>/dev/null
   for a in bgl random; do
     bin/weft partition --algo "$a" -k 4 --halo-hops -1 --force "$w/$g.h5" >/dev/null 2>&1
   done
@@ -67,7 +71,7 @@ echo "## 2. BGL pipeline against the baseline, 4 ranks in one process (fm 3 epoc
 echo "| graph | link | pipeline | samples/s | sample busy | fetch busy | train busy | cache hit | remote bytes | test acc | bgl/baseline |"
 echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for g in $graphs; do
-  ep=3; [ "$g" = big ] && ep=2
+  ep=2; [ "$g" = fm ] && ep=3
   for link in 0 $gbps; do
     base=
     for p in baseline bgl; do
@@ -88,8 +92,8 @@ echo
 echo "## 3. cache policies over budgets, BGL partition, 4 ranks, 2 epochs (hit ratio of the second)"
 echo "| graph | budget | static + shuffle | fifo + proximity | static + proximity |"
 echo "|---|---:|---:|---:|---:|"
-for g in fm big; do
-  budgets="2% 5% 10% 20%"; [ "$g" = big ] && budgets="5% 20%"
+for g in fm big geo; do
+  budgets="2% 5% 10% 20%"; [ "$g" = big ] && budgets="5% 20%"; [ "$g" = geo ] && budgets="1% 2% 5% 20%"
   for bud in $budgets; do
     line="| $g | $bud |"
     for c in "static shuffle" "fifo proximity" "static proximity"; do
