@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,6 +209,19 @@ func TestGen(t *testing.T) {
 	if s.FeatDim != 4 || len(s.Label) != 600 || len(s.Splits["train"])+len(s.Splits["valid"])+len(s.Splits["test"]) != 600 || s.Directed {
 		t.Errorf("sbm: dim %d, %d labels, splits %d/%d/%d, directed %v", s.FeatDim, len(s.Label),
 			len(s.Splits["train"]), len(s.Splits["valid"]), len(s.Splits["test"]), s.Directed)
+	}
+
+	mustWeft(t, "gen", "geo", "--nodes", "2000", "--classes", "5", "--k", "6", "--feat-dim", "3", "-o", p("geo.h5"))
+	geo, err := hdf5io.ReadGraph(p("geo.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcsr := &graph.CSR{NumNodes: geo.NumNodes, Indptr: geo.Indptr, Indices32: geo.Indices32}
+	if st := gcsr.DegreeStats(); geo.NumNodes != 2000 || geo.Directed || st.Min < 6 || geo.FeatDim != 3 || len(geo.Label) != 2000 || slices.Max(geo.Label) != 4 {
+		t.Errorf("geo: %d nodes, directed %v, degrees %v, dim %d, %d labels", geo.NumNodes, geo.Directed, st, geo.FeatDim, len(geo.Label))
+	}
+	if _, err := weft(t, "gen", "geo", "--nodes", "10", "--k", "10", "-o", p("x.h5")); err == nil || !strings.Contains(err.Error(), "--k 10") {
+		t.Errorf("geo --k 10 on 10 nodes: %v", err)
 	}
 
 	mustWeft(t, "gen", "csl", "-o", p("c.h5"))
