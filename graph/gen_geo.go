@@ -161,10 +161,12 @@ func geoKNN(xy []float64, n, k int) []int64 {
 						}
 					}
 				}
-				// Points outside the rings scanned are farther than r
-				// cells; stop once the K-th is within that, or all is seen.
+				// Points outside the rings scanned are at least r cells
+				// away; stop once the K-th is nearer than that (with a
+				// margin for the float32 rounding of distances, so that
+				// no tie outside can be missed), or all is seen.
 				rad := float64(r) / float64(g)
-				if (have == k && float64(dist[0]) <= rad*rad) || r >= g {
+				if (have == k && float64(dist[0]) < rad*rad*(1-1e-6)) || r >= g {
 					break
 				}
 			}
