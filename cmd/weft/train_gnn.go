@@ -251,8 +251,14 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		if labelCols, err = numClasses(ctx, grads, shard); err != nil {
 			return err
 		}
+		before := shard.FeatDim()
 		if err := shard.AppendLabelInputs(labelCols); err != nil {
 			return fmt.Errorf("train gnn: --use-labels: %w", err)
+		}
+		// A share of the features (--cache 20%) is a share of the rows,
+		// which are now wider.
+		if strings.HasSuffix(strings.TrimSpace(o.cache), "%") && before > 0 {
+			budget = budget / int64(before) * int64(shard.FeatDim())
 		}
 	}
 	opt := pipeline.Options{BatchSize: o.batch, Fanouts: fanouts, Seed: o.seed, Roots: o.roots}
