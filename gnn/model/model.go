@@ -263,25 +263,17 @@ func (l *GCN) Backward(dy *nn.Tensor, needDx bool) *nn.Tensor {
 // the destination's own row only (the sampled neighbours are ignored).
 // A "mlp" Model therefore trains on exactly the batches, optimiser and
 // schedule GraphSAGE trains on, with SAGE's self path and nothing else:
-// the controlled comparison that says what the graph adds.
+// the controlled comparison that says what the graph adds. It is
+// nn.Linear on the block's destination rows (a prefix of its sources).
 type Dense struct {
-	In, Out int
+	*nn.Linear
 
-	w, b, dw, db []float32
-	blk          *Block
-	x            *nn.Tensor
-	y, dx        nn.Tensor
+	xd, dx nn.Tensor
+	nsrc   int
 }
 
 // NewDense returns a node-wise layer from in to out features.
-func NewDense(in, out int) *Dense { return &Dense{In: in, Out: out} }
-
-func (l *Dense) NumParams() int { return l.Out*l.In + l.Out }
-
-func (l *Dense) Bind(w, g []float32) {
-	n := l.Out * l.In
-	l.w, l.b, l.dw, l.db = w[:n], w[n:], g[:n], g[n:]
-}
+func NewDense(in, out int) *Dense { return &Dense{Linear: nn.NewLinear(in, out)} }
 
 // Init draws W from U(-1/sqrt(in), 1/sqrt(in)), as SAGE's, and zeroes b.
 func (l *Dense) Init(w []float32, rng *rand.Rand) {
@@ -294,31 +286,20 @@ func (l *Dense) Forward(b *Block, x *nn.Tensor) *nn.Tensor {
 	if x.Batch() != b.NumSrc || x.Row() != l.In {
 		panic(fmt.Sprintf("model: Dense(%d, %d) got %v for a block of %d sources", l.In, l.Out, x.Shape, b.NumSrc))
 	}
-	l.blk, l.x = b, x
-	y := l.y.Resize(b.NumDst, l.Out)
-	addBias(y.Data, l.b, b.NumDst)
-	if b.NumDst > 0 {
-		nn.Gemm(false, true, b.NumDst, l.Out, l.In, 1, x.Data, l.In, l.w, l.In, 1, y.Data, l.Out)
-	}
-	return y
+	l.nsrc = b.NumSrc
+	l.xd.Shape, l.xd.Data = append(l.xd.Shape[:0], b.NumDst, l.In), x.Data[:b.NumDst*l.In]
+	return l.Linear.Forward(&l.xd, true)
 }
 
+// Backward returns the gradient of every source row: the destinations'
+// from nn.Linear, zero for the rest.
 func (l *Dense) Backward(dy *nn.Tensor, needDx bool) *nn.Tensor {
-	b, nd := l.blk, l.blk.NumDst
-	sumRows(dy.Data, nd, l.db)
-	if nd == 0 {
-		clear(l.dw)
-	} else {
-		nn.Gemm(true, false, l.Out, l.In, nd, 1, dy.Data, l.Out, l.x.Data, l.In, 0, l.dw, l.In)
-	}
+	dxd := l.Linear.Backward(dy, needDx)
 	if !needDx {
 		return nil
 	}
-	dx := l.dx.Resize(b.NumSrc, l.In)
-	clear(dx.Data)
-	if nd > 0 {
-		nn.Gemm(false, false, nd, l.In, l.Out, 1, dy.Data, l.Out, l.w, l.In, 0, dx.Data[:nd*l.In], l.In)
-	}
+	dx := l.dx.Resize(l.nsrc, l.In)
+	clear(dx.Data[copy(dx.Data, dxd.Data):])
 	return dx
 }
 
