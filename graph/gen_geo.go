@@ -79,28 +79,11 @@ func Geo(opt GeoOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 		}
 	}
 
-	if d := opt.FeatDim; d > 0 {
-		noise := opt.Noise
-		if noise == 0 {
-			noise = 1
-		}
-		fc := make([]float64, nc*d)
-		frng := seeds.Rand(seed, streamGeoCentroids, 0)
-		for i := range fc {
-			fc[i] = frng.NormFloat64()
-		}
-		feat = make([]float32, n*d)
-		forChunks(nchunks, func(c int) {
-			rng := seeds.Rand(seed, streamGeoFeat, uint64(c))
-			for v := c * geoChunk; v < min((c+1)*geoChunk, n); v++ {
-				cv := fc[int(labels[v])*d:][:d]
-				fv := feat[v*d:][:d]
-				for j := range fv {
-					fv[j] = float32(cv[j] + noise*rng.NormFloat64())
-				}
-			}
-		}, nil)
+	noise := opt.Noise
+	if noise == 0 {
+		noise = 1
 	}
+	feat = classFeatures(labels, nc, opt.FeatDim, noise, geoChunk, seed, streamGeoCentroids, streamGeoFeat)
 	return el, labels, feat
 }
 

@@ -130,23 +130,35 @@ func SBM(opt SBMOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 		parts[c] = [2][]int64{}
 	}
 
-	if d := opt.FeatDim; d > 0 {
-		cent := make([]float64, nb*d)
-		crng := seeds.Rand(seed, streamSBMCentroids, 0)
-		for i := range cent {
-			cent[i] = crng.NormFloat64()
-		}
-		feat = make([]float32, n*d)
-		forChunks(nchunks, func(c int) {
-			rng := seeds.Rand(seed, streamSBMFeat, uint64(c))
-			for v := c * sbmChunk; v < min((c+1)*sbmChunk, n); v++ {
-				cv := cent[int(labels[v])*d:][:d]
-				fv := feat[v*d:][:d]
-				for j := range fv {
-					fv[j] = float32(cv[j] + noise*rng.NormFloat64())
-				}
-			}
-		}, nil)
-	}
+	feat = classFeatures(labels, nb, opt.FeatDim, noise, sbmChunk, seed, streamSBMCentroids, streamSBMFeat)
 	return el, labels, feat
+}
+
+// classFeatures returns feat[v*d:(v+1)*d] = centroid[labels[v]] +
+// noise*N(0,1), with N(0,1) centroids for the classes (SBM's and Geo's
+// features); nil when d is 0. Chunks of chunk nodes draw from their own
+// PCG source (seed, featStream, chunk), so the output does not depend on
+// GOMAXPROCS.
+func classFeatures(labels []int64, classes, d int, noise float64, chunk int, seed, centStream, featStream uint64) []float32 {
+	if d == 0 {
+		return nil
+	}
+	n := len(labels)
+	cent := make([]float64, classes*d)
+	crng := seeds.Rand(seed, centStream, 0)
+	for i := range cent {
+		cent[i] = crng.NormFloat64()
+	}
+	feat := make([]float32, n*d)
+	forChunks(int(ceilDiv(n, chunk)), func(c int) {
+		rng := seeds.Rand(seed, featStream, uint64(c))
+		for v := c * chunk; v < min((c+1)*chunk, n); v++ {
+			cv := cent[int(labels[v])*d:][:d]
+			fv := feat[v*d:][:d]
+			for j := range fv {
+				fv[j] = float32(cv[j] + noise*rng.NormFloat64())
+			}
+		}
+	}, nil)
+	return feat
 }
