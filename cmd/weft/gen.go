@@ -73,10 +73,7 @@ of docs/FORMAT.md (temporary file renamed at the end):
 				return fmt.Errorf("gen sbm: --nodes %d --blocks %d: want 1 <= blocks <= nodes", so.Nodes, so.Blocks)
 			}
 			el, labels, feat := graph.SBM(so, seed)
-			d := &dataset{edges: el, undirected: true}
-			d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, so.FeatDim
-			d.h.Splits = randomSplits(int64(so.Nodes), seed)
-			return writeDataset(cmd.Context(), out, d, level)
+			return writeDataset(cmd.Context(), out, classified(el, labels, feat, so.FeatDim, seed), level)
 		},
 	}
 	sbm.Flags().IntVar(&so.Nodes, "nodes", 10000, "nodes")
@@ -100,10 +97,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 				return fmt.Errorf("gen geo: --nodes %d --classes %d --k %d --feat-dim %d: want 1 <= classes <= nodes, 1 <= k < nodes, feat-dim >= 0", gop.Nodes, gop.Classes, gop.K, gop.FeatDim)
 			}
 			el, labels, feat := graph.Geo(gop, seed)
-			d := &dataset{edges: el, undirected: true}
-			d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, gop.FeatDim
-			d.h.Splits = randomSplits(int64(gop.Nodes), seed)
-			return writeDataset(cmd.Context(), out, d, level)
+			return writeDataset(cmd.Context(), out, classified(el, labels, feat, gop.FeatDim, seed), level)
 		},
 	}
 	geo.Flags().IntVar(&gop.Nodes, "nodes", 10000, "nodes")
@@ -190,6 +184,15 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 
 // randomSplits is a seeded 60/20/20 train/valid/test split of n nodes,
 // each list ascending.
+// classified is an undirected generated graph with its labels, features
+// and a 60/20/20 random split (gen sbm, gen geo).
+func classified(el *graph.EdgeList, labels []int64, feat []float32, dim int, seed uint64) *dataset {
+	d := &dataset{edges: el, undirected: true}
+	d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, dim
+	d.h.Splits = randomSplits(el.NumNodes, seed)
+	return d
+}
+
 func randomSplits(n int64, seed uint64) map[string][]int64 {
 	perm := make([]int64, n)
 	for i := range perm {
