@@ -246,11 +246,13 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		return err
 	}
 	defer grads.Close()
+	classes, err := numClasses(ctx, grads, shard)
+	if err != nil {
+		return err
+	}
 	labelCols := 0
 	if o.useLabels {
-		if labelCols, err = numClasses(ctx, grads, shard); err != nil {
-			return err
-		}
+		labelCols = classes
 		before := shard.FeatDim()
 		if err := shard.AppendLabelInputs(labelCols); err != nil {
 			return fmt.Errorf("train gnn: --use-labels: %w", err)
@@ -311,10 +313,6 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		return err
 	}
 	defer p.Close()
-	classes, err := numClasses(ctx, grads, shard)
-	if err != nil {
-		return err
-	}
 	var m gnnNet
 	if o.kind == "spgnn" {
 		enc := 0
