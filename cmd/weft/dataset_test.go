@@ -211,6 +211,34 @@ func TestGen(t *testing.T) {
 			len(s.Splits["train"]), len(s.Splits["valid"]), len(s.Splits["test"]), s.Directed)
 	}
 
+	// --train-per-class: the same graph and valid/test splits, the
+	// training split cut to 20 of each class, all from the full one.
+	mustWeft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--feat-dim", "4", "--train-per-class", "20", "-o", p("s20.h5"))
+	s20, err := hdf5io.ReadGraph(p("s20.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	perClass := map[int64]int{}
+	for _, v := range s20.Splits["train"] {
+		if _, ok := slices.BinarySearch(s.Splits["train"], v); !ok {
+			t.Errorf("sbm --train-per-class: node %d is not in the full training split", v)
+		}
+		perClass[s20.Label[v]]++
+	}
+	if !reflect.DeepEqual(perClass, map[int64]int{0: 20, 1: 20, 2: 20}) || !slices.IsSorted(s20.Splits["train"]) ||
+		!reflect.DeepEqual(s20.Splits["test"], s.Splits["test"]) || !reflect.DeepEqual(s20.Indices32, s.Indices32) {
+		t.Errorf("sbm --train-per-class 20: per class %v, sorted %v", perClass, slices.IsSorted(s20.Splits["train"]))
+	}
+	for _, n := range []string{"1000", "-1"} {
+		if _, err := weft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--train-per-class", n, "-o", p("x.h5")); err == nil ||
+			!strings.Contains(err.Error(), "--train-per-class "+n) {
+			t.Errorf("sbm --train-per-class %s: %v", n, err)
+		}
+	}
+	if _, err := os.Stat(p("x.h5")); !os.IsNotExist(err) {
+		t.Errorf("a refused gen left %s behind: %v", p("x.h5"), err)
+	}
+
 	mustWeft(t, "gen", "geo", "--nodes", "2000", "--classes", "5", "--k", "6", "--feat-dim", "3", "-o", p("geo.h5"))
 	geo, err := hdf5io.ReadGraph(p("geo.h5"))
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -63,6 +64,14 @@ of docs/FORMAT.md (temporary file renamed at the end):
 	rmat.Flags().BoolVar(&undirected, "undirected", false, "add the reverse of every edge")
 	rmat.Flags().BoolVar(&text, "text", false, "write the raw edges (duplicates and self loops included) as a text edge list instead, input for weft convert")
 
+	// --train-per-class: the semi-supervised setting of Planetoid and
+	// the GNN papers after it (20 labelled nodes per class on Cora).
+	var perClass int
+	perClassFlag := func(c *cobra.Command) {
+		c.Flags().IntVar(&perClass, "train-per-class", 0,
+			"keep only this many training nodes of each class, seeded; the rest stay in the graph, unlabelled for training (0: the whole training split)")
+	}
+
 	var so graph.SBMOptions
 	sbm := &cobra.Command{
 		Use:   "sbm",
@@ -73,7 +82,11 @@ of docs/FORMAT.md (temporary file renamed at the end):
 				return fmt.Errorf("gen sbm: --nodes %d --blocks %d: want 1 <= blocks <= nodes", so.Nodes, so.Blocks)
 			}
 			el, labels, feat := graph.SBM(so, seed)
-			return writeDataset(cmd.Context(), out, classified(el, labels, feat, so.FeatDim, seed), level)
+			d, err := classified(el, labels, feat, so.FeatDim, perClass, seed)
+			if err != nil {
+				return fmt.Errorf("gen sbm: %w", err)
+			}
+			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
 	sbm.Flags().IntVar(&so.Nodes, "nodes", 10000, "nodes")
@@ -97,7 +110,11 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 				return fmt.Errorf("gen geo: --nodes %d --classes %d --k %d --feat-dim %d: want 1 <= classes <= nodes, 1 <= k < nodes, feat-dim >= 0", gop.Nodes, gop.Classes, gop.K, gop.FeatDim)
 			}
 			el, labels, feat := graph.Geo(gop, seed)
-			return writeDataset(cmd.Context(), out, classified(el, labels, feat, gop.FeatDim, seed), level)
+			d, err := classified(el, labels, feat, gop.FeatDim, perClass, seed)
+			if err != nil {
+				return fmt.Errorf("gen geo: %w", err)
+			}
+			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
 	geo.Flags().IntVar(&gop.Nodes, "nodes", 10000, "nodes")
@@ -170,6 +187,11 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			d := &dataset{edges: el, undirected: true}
 			d.h.Feat, d.h.FeatDim, d.h.Label = ds.Feat, graph.FMNISTDim, ds.Label
 			d.h.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
+			if perClass != 0 {
+				if d.h.Splits["train"], err = labelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
+					return fmt.Errorf("gen fmnist-knn: %w", err)
+				}
+			}
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
@@ -178,20 +200,56 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 	fm.Flags().IntVar(&limit, "limit", 0, "take only the first N images of each file (0: all 70,000)")
 	fm.Flags().IntVar(&project, "project", 64, "random projection to this many dimensions before the search (0: exact in 784)")
 
+	for _, c := range []*cobra.Command{sbm, geo, fm} {
+		perClassFlag(c)
+	}
 	cmd.AddCommand(rmat, sbm, geo, csl, grid, fm)
 	return cmd
 }
 
-// randomSplits is a seeded 60/20/20 train/valid/test split of n nodes,
-// each list ascending.
 // classified is an undirected generated graph with its labels, features
-// and a 60/20/20 random split (gen sbm, gen geo).
-func classified(el *graph.EdgeList, labels []int64, feat []float32, dim int, seed uint64) *dataset {
+// and a 60/20/20 random split (gen sbm, gen geo), its training split cut
+// to perClass nodes of each class unless perClass is 0.
+func classified(el *graph.EdgeList, labels []int64, feat []float32, dim, perClass int, seed uint64) (*dataset, error) {
 	d := &dataset{edges: el, undirected: true}
 	d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, dim
 	d.h.Splits = randomSplits(el.NumNodes, seed)
-	return d
+	if perClass != 0 {
+		var err error
+		if d.h.Splits["train"], err = labelledPerClass(d.h.Splits["train"], labels, perClass, seed); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
+
+// labelledPerClass is a seeded choice of n nodes of each class among
+// train (ascending node ids), returned ascending. A class with fewer than
+// n training nodes is an error that names it.
+func labelledPerClass(train, labels []int64, n int, seed uint64) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("--train-per-class %d: want at least 1 (or 0 for the whole training split)", n)
+	}
+	byClass := map[int64][]int64{}
+	for _, v := range train {
+		byClass[labels[v]] = append(byClass[labels[v]], v)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x1abe1ed))
+	out := make([]int64, 0, n*len(byClass))
+	for _, c := range slices.Sorted(maps.Keys(byClass)) {
+		ids := byClass[c]
+		if len(ids) < n {
+			return nil, fmt.Errorf("--train-per-class %d: class %d has only %d training nodes", n, c, len(ids))
+		}
+		r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		out = append(out, ids[:n]...)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// randomSplits is a seeded 60/20/20 train/valid/test split of n nodes,
+// each list ascending.
 
 func randomSplits(n int64, seed uint64) map[string][]int64 {
 	perm := make([]int64, n)
