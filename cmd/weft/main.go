@@ -18,6 +18,9 @@ func main() {
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "weft:", err)
+		if ctx.Err() != nil {
+			os.Exit(130) // interrupted, as a shell reports it
+		}
 		os.Exit(1)
 	}
 }

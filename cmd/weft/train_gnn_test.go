@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/hdf5io"
@@ -160,5 +165,52 @@ func TestTrainGNNLabels(t *testing.T) {
 	o := &gnnOptions{data: data, kind: "spgnn", fanout: "5", cache: "0", pipe: "baseline", batch: 128, epochs: 1, hidden: 8, seed: 1, ranks: 1, useLabels: true, out: io.Discard}
 	if err := trainGNN(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--use-labels") {
 		t.Errorf("spgnn with --use-labels: %v", err)
+	}
+}
+
+// TestTrainGNNInterrupted sends SIGTERM to a long train gnn in a child
+// process once it has trained an epoch: it must stop at once with exit
+// status 130, on one rank (where no collective would notice the
+// cancelled context; the baseline's sequential stages ran every epoch to
+// the end before the sampler and the store checked it) and on two.
+func TestTrainGNNInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "sbm.h5")
+	mustWeft(t, "gen", "sbm", "--nodes", "2000", "--blocks", "4", "--feat-dim", "8", "-o", data)
+	mustWeft(t, "partition", "--algo", "random", "-k", "2", data)
+	for _, ranks := range []string{"1 --pipeline baseline", "1", "2 --partition random"} {
+		t.Run("ranks "+ranks, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "WEFT_CLI_MAIN=1", "WEFT_PROGRESS=0",
+				"WEFT_CLI_ARGS=train gnn --data "+data+" --ranks "+ranks+" --epochs 100000 --batch 64 --hidden 8")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The first epoch's row (its index is 0) says training runs.
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() && !strings.HasPrefix(strings.TrimSpace(sc.Text()), "0 ") {
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			go io.Copy(io.Discard, stdout)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("train gnn still running 60 s after SIGTERM\n%s", stderr.String())
+			}
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 ||
+				!strings.Contains(stderr.String(), "context canceled") && !strings.Contains(stderr.String(), "signal received") {
+				t.Fatalf("interrupted train gnn: %v, want exit status 130 and the cause\n%s", err, stderr.String())
+			}
+			t.Logf("stderr: %s", strings.TrimSpace(stderr.String()))
+		})
 	}
 }

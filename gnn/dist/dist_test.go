@@ -255,6 +255,17 @@ func TestStoreErrors(t *testing.T) {
 	if _, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: "lru"}); err == nil {
 		t.Error("unknown policy accepted")
 	}
+	// A one-rank store serves everything from its own rows, with no
+	// collective to notice a cancelled context: Fetch must.
+	st, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := st.Fetch(ctx, []int64{0}, make([]float32, st.FeatDim())); !errors.Is(err, context.Canceled) {
+		t.Errorf("fetch with a cancelled context: %v", err)
+	}
 	sh2, _ := dist.FromGraph(g, "p2", 0, dist.LoadOptions{})
 	if _, err := dist.NewSource(sh2, nil); err == nil {
 		t.Error("2-part shard without a communicator accepted")

@@ -133,6 +133,11 @@ func (s *Store) Stats() CommStats { return s.n.snapshot() }
 // an empty list when it needs nothing. Order of lookup: owned rows, the
 // cache, then one batched request to the owners of the misses.
 func (s *Store) Fetch(ctx context.Context, ids []int64, out []float32) error {
+	if err := ctx.Err(); err != nil {
+		// Checked here too because a fetch served from owned rows and the
+		// cache never reaches a collective that would notice.
+		return fmt.Errorf("dist: fetch: %w", err)
+	}
 	d := s.dim
 	if len(out) != len(ids)*d {
 		return fmt.Errorf("dist: fetch of %d rows into %d values (want %d)", len(ids), len(out), len(ids)*d)

@@ -136,6 +136,11 @@ func (s *Sampler) Sample(ctx context.Context, seeds []int64, epoch, batch int64)
 	dst := m.Seeds
 	var f Frontier
 	for l := L - 1; l >= 0; l-- {
+		// A local Source never looks at ctx: without this, a one-rank
+		// run would ignore a cancelled context (an interrupt) to the end.
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("sample: epoch %d batch %d layer %d: %w", epoch, batch, l, err)
+		}
 		key := Key{Seed: s.seed, Epoch: epoch, Batch: batch, Layer: l}
 		if err := s.src.SampleNeighbors(ctx, dst, s.fanouts[l], key, &f); err != nil {
 			return nil, fmt.Errorf("sample: epoch %d batch %d layer %d: %w", epoch, batch, l, err)

@@ -186,4 +186,9 @@ func TestBadInput(t *testing.T) {
 	if err != nil || len(m.Input) != 0 {
 		t.Errorf("empty seeds: %v, %d inputs", err, len(m.Input))
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Sample(ctx, []int64{1}, 0, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context on a local source: %v", err)
+	}
 }
