@@ -16,6 +16,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels ctx and lets the command clean up; a
+	// second one gets the default action and ends the process at once.
+	context.AfterFunc(ctx, stop)
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		if ctx.Err() != nil {

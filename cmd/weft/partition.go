@@ -114,6 +114,11 @@ partition name is refused unless --force.`,
 				logStep("%s: %.2f s, peak memory growth %s, edge cut %.3f", p.Name(), res.Seconds, bytesString(res.PeakBytes), m.EdgeCutFraction)
 				rows[i] = partRow{algo: p.Name(), name: names[i], res: res, m: m}
 			}
+			// The metrics do not watch the context: an interrupt during
+			// them must still leave the file as it was.
+			if err := cmd.Context().Err(); err != nil {
+				return fmt.Errorf("partition %s: interrupted, nothing written: %w", path, err)
+			}
 			for _, r := range rows {
 				attrs := r.m.Map()
 				attrs["seconds"] = r.res.Seconds

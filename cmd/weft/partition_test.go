@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,4 +80,24 @@ func TestPartitionCompare(t *testing.T) {
 		t.Errorf("after --force: %+v", sum.Partitions)
 	}
 	onlyFiles(t, dir, "sbm.h5")
+}
+
+// TestPartitionInterrupted: a partition run whose context is cancelled
+// (an interrupt) writes nothing into the file.
+func TestPartitionInterrupted(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "sbm.h5")
+	mustWeft(t, "gen", "sbm", "--nodes", "3000", "-o", f)
+	t.Setenv("WEFT_PROGRESS", "0")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	root := newRoot()
+	root.SetOut(io.Discard)
+	root.SetArgs([]string{"partition", "--algo", "random", "-k", "2", f})
+	if err := root.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled partition: %v", err)
+	}
+	sum, err := hdf5io.Stat(f)
+	if err != nil || len(sum.Partitions) != 0 {
+		t.Fatalf("cancelled partition left partitions %v (%v)", sum.Partitions, err)
+	}
 }
