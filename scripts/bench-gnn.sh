@@ -14,7 +14,8 @@
 #      the static degree cache (PaGraph) with shuffled batches;
 #   4. accuracy: GraphSAGE on the Fashion-MNIST k-NN graph (with and
 #      without the label trick) against MLPs on the same pixels: the same
-#      trainer's (--model mlp) and weft train mlp's, several seeds;
+#      trainer's (--model mlp) and weft train mlp's, several seeds; then on an
+#      SBM (4b), and with 10 labelled images of each class (4c);
 #   5. accuracy: the BGL pipeline against the baseline, several seeds.
 # usage: scripts/bench-gnn.sh [SEEDS] [BIG_NODES]   (3 1000000)
 # SECTIONS=245 runs only those sections; GBPS ("2") lists the emulated
@@ -132,6 +133,20 @@ for s in $(seq "$seeds"); do
   for m in "sage" "sage --use-labels" "mlp" "mlp --use-labels"; do
     a=$(bin/weft train gnn --data "$w/sbm10k.h5" --ranks 1 --pipeline baseline --fanout 10,5 --batch 256 --hidden 128 \
         --epochs 10 --seed "$s" --model $m 2>/dev/null | row | cut -d' ' -f7)
+    line="$line $a |"
+  done
+  echo "$line"
+done
+echo
+echo "## 4c. few labels: the same graph, 10 training images of each class (gen --train-per-class 10), 60 epochs, 1 rank"
+[ -f "$w/fm-l10.h5" ] || bin/weft gen fmnist-knn --train-per-class 10 -o "$w/fm-l10.h5" 2>/dev/null
+echo "| seed | GraphSAGE | MLP, same trainer (--model mlp) |"
+echo "|---|---:|---:|"
+for s in $(seq "$seeds"); do
+  line="| $s |"
+  for m in sage mlp; do
+    a=$(bin/weft train gnn --data "$w/fm-l10.h5" --ranks 1 --pipeline baseline --fanout 10,5 --batch 256 --hidden 256 --dropout 0 \
+        --epochs 60 --seed "$s" --model $m 2>/dev/null | row | cut -d' ' -f7)
     line="$line $a |"
   done
   echo "$line"

@@ -29,6 +29,8 @@ import (
 // gnnOptions are the flags of weft train gnn.
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
+	evalFanout                                                          string
+	evalFanouts                                                         []int // input layer first, from evalFanout or fanout
 	cpuProfile                                                          string
 	fuse                                                                string
 	fusion                                                              *spgnnFusion // spgnn: the encodings appended to the features
@@ -91,6 +93,7 @@ have carried its bytes.`,
 	f.StringVar(&o.kind, "model", "sage", "sage, gcn, spgnn (SP-GNN: needs the encodings of weft encode), or mlp (the baseline: the same layers on each node's own row, neighbours ignored)")
 	f.StringVar(&o.fuse, "fuse", "auto", "spgnn: auto (drop an encoding whose awareness gain, stored by weft encode, is below 0.01) or all")
 	f.StringVar(&o.fanout, "fanout", "10,5", "neighbours sampled per hop, first hop first (-1: all)")
+	f.StringVar(&o.evalFanout, "eval-fanout", "", "neighbours per hop for the valid and test accuracy (-1,-1: all, DGL's full-neighbour inference; default --fanout)")
 	f.IntVar(&o.batch, "batch", 1024, "seed nodes per batch and rank")
 	f.IntVar(&o.epochs, "epochs", 3, "epochs")
 	f.IntVar(&o.hidden, "hidden", 128, "hidden features")
@@ -114,9 +117,18 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	if o.data == "" {
 		return errors.New("train gnn: --data FILE.h5 is required")
 	}
-	fanouts, err := gnnFanouts(o.fanout)
+	fanouts, err := gnnFanouts("--fanout", o.fanout)
 	if err != nil {
 		return err
+	}
+	o.evalFanouts = fanouts
+	if o.evalFanout != "" {
+		if o.evalFanouts, err = gnnFanouts("--eval-fanout", o.evalFanout); err != nil {
+			return err
+		}
+		if len(o.evalFanouts) != len(fanouts) {
+			return fmt.Errorf("train gnn: --eval-fanout %q has %d layers, --fanout %q %d: want one count per layer", o.evalFanout, len(o.evalFanouts), o.fanout, len(fanouts))
+		}
 	}
 	if o.batch < 1 || o.epochs < 1 || o.hidden < 1 {
 		return fmt.Errorf("train gnn: --batch %d --epochs %d --hidden %d: all must be positive", o.batch, o.epochs, o.hidden)
@@ -193,12 +205,12 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	return trainGNNRank(ctx, o, c, sum, fanouts, budget)
 }
 
-func gnnFanouts(s string) ([]int, error) {
+func gnnFanouts(flag, s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n == 0 || n < -1 {
-			return nil, fmt.Errorf("train gnn: --fanout %q: want positive counts (or -1 for all neighbours) separated by commas", s)
+			return nil, fmt.Errorf("train gnn: %s %q: want positive counts (or -1 for all neighbours) separated by commas", flag, s)
 		}
 		out = append(out, n)
 	}
@@ -313,6 +325,12 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		return err
 	}
 	defer p.Close()
+	evalSampler := p.Sampler()
+	if !slices.Equal(o.evalFanouts, fanouts) {
+		if evalSampler, err = sample.New(p.Source(), o.evalFanouts, o.seed); err != nil {
+			return err
+		}
+	}
 	var m gnnNet
 	if o.kind == "spgnn" {
 		enc := 0
@@ -339,6 +357,9 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	if rank == 0 {
 		fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
 			"train gnn", o.data, sum.NumNodes, size, o.kind, o.fanout, o.batch, o.pipe, opt.Cache.Policy, bytesString(opt.Cache.Budget))
+		if o.evalFanout != "" {
+			fmt.Fprintf(o.out, "# valid and test accuracy with fanouts %s\n", o.evalFanout)
+		}
 		if o.fusion != nil {
 			fmt.Fprintf(o.out, "# spgnn inputs: features and %s\n", o.fusion.note)
 		}
@@ -367,7 +388,7 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		}
 		acc := make([]float64, 2)
 		for i, seeds := range evalSets {
-			if acc[i], err = evaluate(ctx, p, grads, m, seeds, o.batch, ep, size, rank); err != nil {
+			if acc[i], err = evaluate(ctx, p.Store(), evalSampler, grads, m, seeds, o.batch, ep, size, rank); err != nil {
 				return err
 			}
 		}
@@ -530,13 +551,12 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 }
 
 // evaluate is the accuracy over seeds (this rank's share of a split),
-// sampled with the training fanouts, over every rank.
-func evaluate(ctx context.Context, p *pipeline.Pipeline, c collective.Communicator, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
+// sampled by smp (the training fanouts or --eval-fanout), over every rank.
+func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c collective.Communicator, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
 	nb := []int64{int64((len(seeds) + batch - 1) / batch)}
 	if err := c.AllReduce(ctx, collective.Buf(nb), collective.Buf(nb), collective.Max); err != nil {
 		return 0, err
 	}
-	st := p.Store()
 	var blocks []model.Block
 	var x nn.Tensor
 	var feat []float32
@@ -546,7 +566,7 @@ func evaluate(ctx context.Context, p *pipeline.Pipeline, c collective.Communicat
 		lo, hi := min(i*batch, len(seeds)), min((i+1)*batch, len(seeds))
 		mine := seeds[lo:hi]
 		// Evaluation keys live apart from training's: epoch -1-epoch.
-		mfg, err := p.Sampler().Sample(ctx, mine, int64(-1-epoch), int64(i*size+rank))
+		mfg, err := smp.Sample(ctx, mine, int64(-1-epoch), int64(i*size+rank))
 		if err != nil {
 			return 0, err
 		}

@@ -214,3 +214,30 @@ func TestTrainGNNInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainGNNBadFlags: each bad request is refused before training with
+// an error that names the flag or the thing at fault; a full-neighbour
+// evaluation (--eval-fanout -1,-1) is accepted and said in the header.
+func TestTrainGNNBadFlags(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "sbm.h5")
+	mustWeft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--feat-dim", "4", "-o", data)
+	for _, tc := range []struct{ args, want string }{
+		{"--fanout 0,5", "--fanout"},
+		{"--fanout 5,x", "--fanout"},
+		{"--eval-fanout -1", "--eval-fanout"},
+		{"--eval-fanout 5,0", "--eval-fanout"},
+		{"--batch 0", "--batch"},
+		{"--model gat", "--model"},
+		{"--cache 200%", "--cache"},
+		{"--ranks 2 --partition nosuch", "nosuch"},
+	} {
+		args := append([]string{"train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1"}, strings.Fields(tc.args)...)
+		if _, err := weft(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+	out := mustWeft(t, "train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1", "--fanout", "3,3", "--eval-fanout", "-1,-1")
+	if !strings.Contains(out, "# valid and test accuracy with fanouts -1,-1") {
+		t.Errorf("--eval-fanout not in the header:\n%s", out)
+	}
+}

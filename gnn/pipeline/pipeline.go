@@ -208,6 +208,11 @@ func (p *Pipeline) Store() *dist.Store { return p.store }
 // Sampler returns the sampler.
 func (p *Pipeline) Sampler() *sample.Sampler { return p.sampler }
 
+// Source returns the neighbour source the sampler draws from: another
+// sampler on it (other fanouts, as for evaluation) takes the same
+// collective rounds, so it must not sample while an epoch runs.
+func (p *Pipeline) Source() sample.Source { return p.source }
+
 // Plan returns the CPU sets and worker counts the stages use (after the
 // profiling run, if there was one).
 func (p *Pipeline) Plan() (cpus [NumStages][]int, workers [NumStages]int) { return p.cpus, p.workers }
