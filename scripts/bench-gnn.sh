@@ -11,7 +11,8 @@
 #      (--net-gbps: every sampling, feature and gradient round ends no
 #      earlier than such a card would have carried its bytes);
 #   3. cache policies over budgets: BGL's FIFO + proximity order against
-#      the static degree cache (PaGraph) with shuffled batches;
+#      the static degree cache (PaGraph) with shuffled batches, and the
+#      hybrid (the static cache of the halo in front of a FIFO);
 #   4. accuracy: GraphSAGE on the Fashion-MNIST k-NN graph (with and
 #      without the label trick) against MLPs on the same pixels: the same
 #      trainer's (--model mlp) and weft train mlp's, several seeds; then on an
@@ -91,13 +92,13 @@ fi
 if on 3; then
 echo
 echo "## 3. cache policies over budgets, BGL partition, 4 ranks, 2 epochs (hit ratio of the second)"
-echo "| graph | budget | static + shuffle | fifo + proximity | static + proximity |"
-echo "|---|---:|---:|---:|---:|"
+echo "| graph | budget | static + shuffle | fifo + proximity | static + proximity | hybrid + proximity |"
+echo "|---|---:|---:|---:|---:|---:|"
 for g in fm big geo; do
   budgets="2% 5% 10% 20%"; [ "$g" = big ] && budgets="5% 20%"; [ "$g" = geo ] && budgets="1% 2% 5% 20%"
   for bud in $budgets; do
     line="| $g | $bud |"
-    for c in "static shuffle" "fifo proximity" "static proximity"; do
+    for c in "static shuffle" "fifo proximity" "static proximity" "hybrid proximity"; do
       set -- $c
       h=$(bin/weft train gnn --data "$w/$g.h5" --ranks 4 --partition bgl --cache-policy "$1" --order "$2" --fanout 10,5 \
           --batch 1024 --epochs 2 --cache "$bud" 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF == 10 { h = $6 } END { print h }')

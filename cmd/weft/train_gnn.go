@@ -30,6 +30,7 @@ import (
 type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
 	evalFanout                                                          string
+	staticShare                                                         float64
 	evalFanouts                                                         []int // input layer first, from evalFanout or fanout
 	cpuProfile                                                          string
 	fuse                                                                string
@@ -100,7 +101,8 @@ have carried its bytes.`,
 	f.Float64Var(&o.lr, "lr", 0.003, "Adam learning rate")
 	f.Float64Var(&o.dropout, "dropout", 0.5, "dropout between layers (sage, gcn)")
 	f.StringVar(&o.cache, "cache", "20%", "feature cache budget of each rank: a share of the whole graph's features (20%) or bytes (64M)")
-	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph) or none; default by --pipeline")
+	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph), hybrid (static's cache of the halo in front of a FIFO of the rest) or none; default by --pipeline")
+	f.Float64Var(&o.staticShare, "cache-static-share", 0, "hybrid: the static part's share of the budget, in (0, 1) (0: the halo, as far as it fits)")
 	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
 	f.StringVar(&o.pipe, "pipeline", "bgl", "bgl or baseline")
 	f.IntVar(&o.roots, "roots", 0, "BFS traversals taking turns in the proximity order (0: --batch/4, about 4 seeds of each per batch)")
@@ -315,11 +317,12 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	case "":
 	case "none":
 		opt.Cache = dist.CacheOptions{}
-	case "fifo", "static":
+	case "fifo", "static", "hybrid":
 		opt.Cache = dist.CacheOptions{Policy: o.policy, Budget: budget}
 	default:
-		return fmt.Errorf("train gnn: --cache-policy %q: want fifo, static or none", o.policy)
+		return fmt.Errorf("train gnn: --cache-policy %q: want fifo, static, hybrid or none", o.policy)
 	}
+	opt.Cache.StaticShare = o.staticShare
 	p, err := pipeline.New(ctx, shard, c, opt)
 	if err != nil {
 		return err

@@ -217,7 +217,8 @@ func TestTrainGNNInterrupted(t *testing.T) {
 
 // TestTrainGNNBadFlags: each bad request is refused before training with
 // an error that names the flag or the thing at fault; a full-neighbour
-// evaluation (--eval-fanout -1,-1) is accepted and said in the header.
+// evaluation (--eval-fanout -1,-1) with the hybrid cache is accepted and
+// said in the header.
 func TestTrainGNNBadFlags(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "sbm.h5")
 	mustWeft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--feat-dim", "4", "-o", data)
@@ -229,6 +230,8 @@ func TestTrainGNNBadFlags(t *testing.T) {
 		{"--batch 0", "--batch"},
 		{"--model gat", "--model"},
 		{"--cache 200%", "--cache"},
+		{"--cache-policy lru", "--cache-policy"},
+		{"--cache-policy hybrid --cache-static-share 2", "static share"},
 		{"--ranks 2 --partition nosuch", "nosuch"},
 	} {
 		args := append([]string{"train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1"}, strings.Fields(tc.args)...)
@@ -236,7 +239,7 @@ func TestTrainGNNBadFlags(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming %s", tc.args, err, tc.want)
 		}
 	}
-	out := mustWeft(t, "train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1", "--fanout", "3,3", "--eval-fanout", "-1,-1")
+	out := mustWeft(t, "train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1", "--fanout", "3,3", "--eval-fanout", "-1,-1", "--cache-policy", "hybrid")
 	if !strings.Contains(out, "# valid and test accuracy with fanouts -1,-1") {
 		t.Errorf("--eval-fanout not in the header:\n%s", out)
 	}

@@ -196,14 +196,19 @@ func toInt64[T int | int64](s []T) []int64 {
 func TestFetch(t *testing.T) {
 	fx := gnntest.New(t, fixtureOpt)
 	d := fx.G.FeatDim
-	for _, policy := range []string{dist.PolicyNone, dist.PolicyStatic, dist.PolicyFIFO} {
-		t.Run(policy, func(t *testing.T) {
+	// The hybrid's halo is larger than the budget here, so its default
+	// is all static; a share of 0.5 gives both tiers rows.
+	for _, co := range []dist.CacheOptions{{Policy: dist.PolicyNone}, {Policy: dist.PolicyStatic}, {Policy: dist.PolicyFIFO},
+		{Policy: dist.PolicyHybrid}, {Policy: dist.PolicyHybrid, StaticShare: 0.5}} {
+		policy := co.Policy
+		co.Budget = 200 * 4 * int64(d)
+		t.Run(fmt.Sprintf("%s %g", policy, co.StaticShare), func(t *testing.T) {
 			errs := gnntest.RunRanks(t, 3, 10*time.Second, func(c collective.Communicator) error {
 				sh, err := dist.Load(fx.Path, "p3", c.Rank(), dist.LoadOptions{})
 				if err != nil {
 					return err
 				}
-				st, err := dist.NewStore(context.Background(), sh, c, dist.CacheOptions{Policy: policy, Budget: 200 * 4 * int64(d)})
+				st, err := dist.NewStore(context.Background(), sh, c, co)
 				if err != nil {
 					return err
 				}
@@ -254,6 +259,11 @@ func TestStoreErrors(t *testing.T) {
 	}
 	if _, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: "lru"}); err == nil {
 		t.Error("unknown policy accepted")
+	}
+	for _, share := range []float64{-0.5, 1, 2} {
+		if _, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: dist.PolicyHybrid, StaticShare: share}); err == nil || !strings.Contains(err.Error(), "static share") {
+			t.Errorf("hybrid static share %g: %v", share, err)
+		}
 	}
 	// A one-rank store serves everything from its own rows, with no
 	// collective to notice a cancelled context: Fetch must.

@@ -15,6 +15,12 @@ const (
 	PolicyNone   = "none"
 	PolicyStatic = "static" // PaGraph: most-referenced remote nodes, filled once
 	PolicyFIFO   = "fifo"   // BGL: ring buffer of recently fetched remote rows
+	// PolicyHybrid: PolicyStatic's cache in front of a FIFO. The static
+	// tier holds the halo (every remote node a local edge points at) or
+	// as much of it as the budget allows, the FIFO the rest of the
+	// budget: it is the static cache while the budget is below the halo,
+	// and adds the second hop's reuse above it.
+	PolicyHybrid = "hybrid"
 )
 
 // CacheOptions chooses the Store's cache of remote rows. The zero value
@@ -26,6 +32,9 @@ type CacheOptions struct {
 	// Budget is the cache's size in bytes (rows = Budget / (4*FeatDim));
 	// above MemAvailable it is an error wrapping feature.ErrBudget.
 	Budget int64
+	// StaticShare, in (0, 1), fixes PolicyHybrid's static tier at this
+	// share of the budget instead; 0 means the halo, as far as it fits.
+	StaticShare float64
 }
 
 // Store is the feature store sharded by partition (see the package doc).
@@ -70,20 +79,42 @@ func NewStore(ctx context.Context, shard *Shard, comm collective.Communicator, o
 			err = s.fetchRemote(ctx, nil, nil, nil)
 		}
 	case PolicyStatic:
-		s.cache, err = feature.NewStatic(s.dim, rows, shard.NumNodes(), s.haloRanking(), func(ids []int64, out []float32) error {
-			idx := make([]int, len(ids))
-			for i := range idx {
-				idx[i] = i
+		s.cache, err = s.newStatic(ctx, s.haloRanking(), rows)
+	case PolicyHybrid:
+		halo := s.haloRanking()
+		sr := min(rows, len(halo))
+		if share := opt.StaticShare; share != 0 {
+			if !(share > 0 && share < 1) {
+				return nil, fmt.Errorf("dist: hybrid cache: static share %g: want it in (0, 1), or 0 for the halo", share)
 			}
-			return s.fetchRemote(ctx, ids, idx, out)
-		})
+			sr = int(share * float64(rows))
+		}
+		var st *feature.Static
+		var ff *feature.FIFO
+		if st, err = s.newStatic(ctx, halo, sr); err == nil {
+			if ff, err = feature.NewFIFO(s.dim, rows-sr, shard.NumNodes()); err == nil {
+				s.cache, err = feature.NewTiered(st, ff)
+			}
+		}
 	default:
-		return nil, fmt.Errorf("dist: unknown cache policy %q (want %q, %q or %q)", opt.Policy, PolicyNone, PolicyStatic, PolicyFIFO)
+		return nil, fmt.Errorf("dist: unknown cache policy %q (want %q, %q, %q or %q)", opt.Policy, PolicyNone, PolicyStatic, PolicyFIFO, PolicyHybrid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dist: store: %w", err)
 	}
 	return s, nil
+}
+
+// newStatic is the static cache of the first rows of ranked, filled by
+// one collective fetch round.
+func (s *Store) newStatic(ctx context.Context, ranked []int64, rows int) (*feature.Static, error) {
+	return feature.NewStatic(s.dim, rows, s.shard.NumNodes(), ranked, func(ids []int64, out []float32) error {
+		idx := make([]int, len(ids))
+		for i := range idx {
+			idx[i] = i
+		}
+		return s.fetchRemote(ctx, ids, idx, out)
+	})
 }
 
 // haloRanking lists the remote nodes the local rows point at, most

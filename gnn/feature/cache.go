@@ -17,7 +17,7 @@ type Cache interface {
 	Insert(id int64, row []float32)
 	// Capacity is the most rows the cache holds.
 	Capacity() int
-	// Policy names the policy: "static" or "fifo".
+	// Policy names the policy: "static", "fifo" or "static+fifo".
 	Policy() string
 	// Stats returns the counters since the cache was made.
 	Stats() Stats
@@ -193,9 +193,58 @@ func (c *FIFO) Policy() string { return "fifo" }
 // Stats implements Cache.
 func (c *FIFO) Stats() Stats { return c.n.stats(c.dim) }
 
+// Tiered is a static cache in front of a FIFO: the rows every epoch
+// needs stay put, and the FIFO keeps what recent batches fetched besides.
+// A small FIFO alone churns through rows that a static cache would have
+// kept, and a static cache alone never holds the second hop's rows.
+type Tiered struct {
+	static *Static
+	fifo   *FIFO
+	n      counters // lookups and hits of both tiers
+}
+
+// NewTiered puts s in front of f; both must have the same row width.
+func NewTiered(s *Static, f *FIFO) (*Tiered, error) {
+	if s.dim != f.dim {
+		return nil, fmt.Errorf("feature: tiered cache of rows %d and %d wide", s.dim, f.dim)
+	}
+	return &Tiered{static: s, fifo: f}, nil
+}
+
+// Lookup implements Cache.
+func (t *Tiered) Lookup(id int64, dst []float32) bool {
+	t.n.lookups.Add(1)
+	if t.static.Lookup(id, dst) || t.fifo.Lookup(id, dst) {
+		t.n.hits.Add(1)
+		return true
+	}
+	return false
+}
+
+// Insert implements Cache: misses go to the FIFO.
+func (t *Tiered) Insert(id int64, row []float32) { t.fifo.Insert(id, row) }
+
+// Capacity implements Cache.
+func (t *Tiered) Capacity() int { return t.static.Capacity() + t.fifo.Capacity() }
+
+// Policy implements Cache.
+func (t *Tiered) Policy() string { return "static+fifo" }
+
+// Stats implements Cache: inserts count the static fill and the FIFO's.
+func (t *Tiered) Stats() Stats {
+	st := t.n.stats(t.static.dim)
+	a, b := t.static.Stats(), t.fifo.Stats()
+	st.Inserts, st.Evictions = a.Inserts+b.Inserts, b.Evictions
+	return st
+}
+
+// Tiers returns the two caches, for their own counters.
+func (t *Tiered) Tiers() (*Static, *FIFO) { return t.static, t.fifo }
+
 var (
 	_ Cache = (*Static)(nil)
 	_ Cache = (*FIFO)(nil)
+	_ Cache = (*Tiered)(nil)
 )
 
 // ErrBudget is wrapped by the error CheckBudget returns for a budget the

@@ -73,6 +73,49 @@ func testStatic(t *testing.T, numNodes int64) {
 	}
 }
 
+// TestTiered: the static tier's rows hit and are never evicted, misses
+// go to the FIFO tier, and the counters count each lookup once.
+func TestTiered(t *testing.T) {
+	fill := func(ids []int64, out []float32) error {
+		for i, v := range ids {
+			copy(out[2*i:], row(v))
+		}
+		return nil
+	}
+	for _, n := range indexes {
+		s, err := NewStatic(2, 1, n, []int64{7}, fill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := NewFIFO(2, 2, n)
+		c, err := NewTiered(s, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]float32, 2)
+		for v := int64(1); v <= 3; v++ {
+			if c.Lookup(v, dst) {
+				t.Errorf("node %d hit before it was inserted", v)
+			}
+			c.Insert(v, row(v))
+		}
+		// 1 was evicted by 3; 7 is static; 2 and 3 are in the FIFO.
+		for v, want := range map[int64]bool{1: false, 2: true, 3: true, 7: true} {
+			if got := c.Lookup(v, dst); got != want || (got && !slices.Equal(dst, row(v))) {
+				t.Errorf("node %d: hit %v (want %v), row %v", v, got, want, dst)
+			}
+		}
+		st := c.Stats()
+		if st.Lookups != 7 || st.Hits != 3 || st.Inserts != 4 || st.Evictions != 1 || c.Capacity() != 3 || c.Policy() != "static+fifo" {
+			t.Errorf("stats %+v, capacity %d", st, c.Capacity())
+		}
+		g, _ := NewFIFO(3, 2, n)
+		if _, err := NewTiered(s, g); err == nil {
+			t.Error("tiers of different widths accepted")
+		}
+	}
+}
+
 func TestBudget(t *testing.T) {
 	if n, ok := parseMemAvailable([]byte("MemTotal: 100 kB\nMemAvailable:   2048 kB\n")); !ok || n != 2<<20 {
 		t.Errorf("parse: %d %v", n, ok)
