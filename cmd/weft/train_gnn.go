@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -321,6 +322,9 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		opt.Cache = dist.CacheOptions{Policy: o.policy, Budget: budget}
 	default:
 		return fmt.Errorf("train gnn: --cache-policy %q: want fifo, static, hybrid or none", o.policy)
+	}
+	if o.staticShare != 0 && opt.Cache.Policy != dist.PolicyHybrid {
+		return fmt.Errorf("train gnn: --cache-static-share is for --cache-policy hybrid (the cache is %q)", cmp.Or(opt.Cache.Policy, dist.PolicyNone))
 	}
 	opt.Cache.StaticShare = o.staticShare
 	p, err := pipeline.New(ctx, shard, c, opt)

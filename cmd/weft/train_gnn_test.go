@@ -232,6 +232,7 @@ func TestTrainGNNBadFlags(t *testing.T) {
 		{"--cache 200%", "--cache"},
 		{"--cache-policy lru", "--cache-policy"},
 		{"--cache-policy hybrid --cache-static-share 2", "static share"},
+		{"--cache-static-share 0.5", "--cache-static-share"},
 		{"--ranks 2 --partition nosuch", "nosuch"},
 	} {
 		args := append([]string{"train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1"}, strings.Fields(tc.args)...)

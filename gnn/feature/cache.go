@@ -238,9 +238,6 @@ func (t *Tiered) Stats() Stats {
 	return st
 }
 
-// Tiers returns the two caches, for their own counters.
-func (t *Tiered) Tiers() (*Static, *FIFO) { return t.static, t.fifo }
-
 var (
 	_ Cache = (*Static)(nil)
 	_ Cache = (*FIFO)(nil)
