@@ -187,10 +187,8 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			d := &dataset{edges: el, undirected: true}
 			d.h.Feat, d.h.FeatDim, d.h.Label = ds.Feat, graph.FMNISTDim, ds.Label
 			d.h.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
-			if perClass != 0 {
-				if d.h.Splits["train"], err = labelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
-					return fmt.Errorf("gen fmnist-knn: %w", err)
-				}
+			if d.h.Splits["train"], err = labelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
+				return fmt.Errorf("gen fmnist-knn: %w", err)
 			}
 			return writeDataset(cmd.Context(), out, d, level)
 		},
@@ -214,20 +212,21 @@ func classified(el *graph.EdgeList, labels []int64, feat []float32, dim, perClas
 	d := &dataset{edges: el, undirected: true}
 	d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, dim
 	d.h.Splits = randomSplits(el.NumNodes, seed)
-	if perClass != 0 {
-		var err error
-		if d.h.Splits["train"], err = labelledPerClass(d.h.Splits["train"], labels, perClass, seed); err != nil {
-			return nil, err
-		}
+	var err error
+	if d.h.Splits["train"], err = labelledPerClass(d.h.Splits["train"], labels, perClass, seed); err != nil {
+		return nil, err
 	}
 	return d, nil
 }
 
 // labelledPerClass is a seeded choice of n nodes of each class among
-// train (ascending node ids), returned ascending. A class with fewer than
-// n training nodes is an error that names it.
+// train (ascending node ids), returned ascending; train itself when n is
+// 0. A class with fewer than n training nodes is an error that names it.
 func labelledPerClass(train, labels []int64, n int, seed uint64) ([]int64, error) {
-	if n < 1 {
+	if n == 0 {
+		return train, nil
+	}
+	if n < 0 {
 		return nil, fmt.Errorf("--train-per-class %d: want at least 1 (or 0 for the whole training split)", n)
 	}
 	byClass := map[int64][]int64{}

@@ -32,7 +32,6 @@ type gnnOptions struct {
 	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
 	evalFanout                                                          string
 	staticShare                                                         float64
-	evalFanouts                                                         []int // input layer first, from evalFanout or fanout
 	cpuProfile                                                          string
 	fuse                                                                string
 	fusion                                                              *spgnnFusion // spgnn: the encodings appended to the features
@@ -124,13 +123,13 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	if err != nil {
 		return err
 	}
-	o.evalFanouts = fanouts
+	evalFanouts := fanouts
 	if o.evalFanout != "" {
-		if o.evalFanouts, err = gnnFanouts("--eval-fanout", o.evalFanout); err != nil {
+		if evalFanouts, err = gnnFanouts("--eval-fanout", o.evalFanout); err != nil {
 			return err
 		}
-		if len(o.evalFanouts) != len(fanouts) {
-			return fmt.Errorf("train gnn: --eval-fanout %q has %d layers, --fanout %q %d: want one count per layer", o.evalFanout, len(o.evalFanouts), o.fanout, len(fanouts))
+		if len(evalFanouts) != len(fanouts) {
+			return fmt.Errorf("train gnn: --eval-fanout %q has %d layers, --fanout %q %d: want one count per layer", o.evalFanout, len(evalFanouts), o.fanout, len(fanouts))
 		}
 	}
 	if o.batch < 1 || o.epochs < 1 || o.hidden < 1 {
@@ -189,7 +188,7 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 			go func() {
 				defer wg.Done()
 				defer c.Close()
-				errs[r] = trainGNNRank(ctx, o, c, sum, fanouts, budget)
+				errs[r] = trainGNNRank(ctx, o, c, sum, fanouts, evalFanouts, budget)
 			}()
 		}
 		wg.Wait()
@@ -205,7 +204,7 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 		return err
 	}
 	defer stop()
-	return trainGNNRank(ctx, o, c, sum, fanouts, budget)
+	return trainGNNRank(ctx, o, c, sum, fanouts, evalFanouts, budget)
 }
 
 func gnnFanouts(flag, s string) ([]int, error) {
@@ -246,7 +245,7 @@ func gnnBudget(s string, total int64) (int64, error) {
 }
 
 // trainGNNRank is one rank's training.
-func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator, sum *hdf5io.Summary, fanouts []int, budget int64) error {
+func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator, sum *hdf5io.Summary, fanouts, evalFanouts []int, budget int64) error {
 	rank, size := c.Rank(), c.Size()
 	launched := c
 	c = pipe.Throttle(c, o.gbps)
@@ -333,8 +332,8 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	}
 	defer p.Close()
 	evalSampler := p.Sampler()
-	if !slices.Equal(o.evalFanouts, fanouts) {
-		if evalSampler, err = sample.New(p.Source(), o.evalFanouts, o.seed); err != nil {
+	if !slices.Equal(evalFanouts, fanouts) {
+		if evalSampler, err = sample.New(p.Source(), evalFanouts, o.seed); err != nil {
 			return err
 		}
 	}
