@@ -2,288 +2,232 @@ package collective
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"hash/fnv"
+	"math"
 	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/weft-hpc/weft/collective/transport"
-	"github.com/weft-hpc/weft/internal/reduce"
-	"github.com/weft-hpc/weft/internal/wire"
+	"github.com/weft-hpc/weft/collective/driver"
 )
 
-// opKind numbers the operations on the wire.
-type opKind uint8
-
-const (
-	opAllReduce opKind = iota + 1
-	opBroadcast
-	opReduce
-	opAllGather
-	opAllGatherV
-	opReduceScatter
-	opAllToAll
-	opAllToAllV
-	opBarrier
-	opSplit
-	opP2P
-)
-
-var opNames = [...]string{"", "allreduce", "broadcast", "reduce", "allgather", "allgatherv",
-	"reducescatter", "alltoall", "alltoallv", "barrier", "split", "sendrecv"}
-
-func (k opKind) String() string {
-	if int(k) < len(opNames) && k > 0 {
-		return opNames[k]
-	}
-	return fmt.Sprintf("op(%d)", uint8(k))
-}
-
-// desc describes an operation as the caller issued it. Every frame carries
-// its sender's desc; the receiver compares it with its own.
-type desc struct {
-	op    opKind
-	dtype DType
-	redop Op
-	algo  uint8
-	root  int32
-	count uint64
-}
-
-func descOf(h *wire.Header) desc {
-	return desc{op: opKind(h.Op), dtype: DType(h.DType), redop: Op(h.RedOp), algo: h.Algo, root: h.Root, count: h.Count}
-}
-
-func (d desc) String() string {
-	s := fmt.Sprintf("%v(%d x %v", d.op, d.count, d.dtype)
-	switch d.op {
-	case opAllReduce, opReduceScatter:
-		s += ", " + d.redop.String()
-	case opReduce:
-		s += fmt.Sprintf(", %v, root %d", d.redop, d.root)
-	case opBroadcast:
-		s += fmt.Sprintf(", root %d", d.root)
-	case opP2P:
-		s = fmt.Sprintf("send/recv(%d x %v, tag %d", d.count, d.dtype, d.root)
-	}
-	if a := algoByID(d.algo); a != nil {
-		s += ", algorithm " + a.name
-	}
-	return s + ")"
-}
-
-// Comm is a communicator over one of Weft's transports (in-process, TCP).
-// It implements Communicator; see there for the contract.
+// Comm is a communicator: a group of ranks that run collectives together
+// and exchange messages. Open and NewLocal make the world; Split makes
+// sub-communicators. Every backend gives the same type.
+//
+// # Ordering and matching
+//
+// Collective calls must be made in the same order on every rank of the
+// communicator, with matching arguments (as in MPI and NCCL). Results are
+// identical on every rank, bit for bit. On Weft's own transports a rank
+// that calls something else gets an error wrapping ErrMismatch, and so do
+// its peers. Send and Recv are not ordered with collectives; messages
+// between a pair with the same tag arrive in the order they were sent.
+//
+// # Blocking and non-blocking calls
+//
+// Blocking calls take a context and return when the operation is complete
+// on this rank; the buffers may be reused then. Non-blocking calls (the
+// I-forms) return a Request at once; the caller must not touch the buffers
+// until the request completes. Collectives issued concurrently are ordered
+// by the moment they are issued, so concurrent issue is only safe when the
+// program orders it the same way on every rank.
+//
+// A context that ends before a blocking call or a Wait completes fails the
+// communicator (the operation cannot be withdrawn from peers that wait for
+// it): the call returns an error wrapping ErrAborted and the context's
+// error. The mpi backend cannot interrupt a call inside the MPI library:
+// there a blocking call checks its context before it starts only; use the
+// I-form and Wait to bound a wait.
+//
+// # Failures
+//
+// When an operation fails (a peer dies, stops answering, mismatches, or a
+// context ends) every pending and later operation on the communicator, and
+// on every communicator split from the same world, returns an error that
+// names the rank to blame (see OpError and PeerOf). Such a communicator
+// cannot be repaired: Close it and open a new one. A call with invalid
+// arguments (ErrInvalid) is not issued and fails nothing.
+//
+// All methods are safe for concurrent use.
 type Comm struct {
-	ep    *endpoint
-	id    uint64
-	rank  int
-	size  int
-	world []int // world rank of each rank
+	conn    driver.Conn
+	dom     *domain
+	launch  *Launch
+	link    *link // emulated link; nil: none
+	backend string
+	rank    int
+	size    int
+	world   []int // world rank of each rank; nil in the world itself
+	me      int   // this process's world rank
+	timeout time.Duration
+
+	maxTag, maxCount int
+	uninterruptible  bool // Abort cannot stop a call in progress (see driver.Uninterruptible)
 
 	mu      sync.Mutex
-	seq     uint64
-	queue   []*request
-	running bool
+	queue   []*Request
+	running bool // a collective runs, on a caller's goroutine or drain's
+	gaveUp  bool // Close stopped waiting for operations that cannot be interrupted
 	idle    *sync.Cond
-	sendNo  map[p2pKey]uint64
-	recvNo  map[p2pKey]uint64
 	closed  bool
-
-	cur     atomic.Pointer[curOp]
-	spare   atomic.Pointer[request] // a blocking call's request, for reuse
-	scratch [2][]byte               // owned by the operation running
-
-	topoOnce sync.Once
-	topology *topology
-
-	launch    *Launch     // how Init found the world; nil for NewLocal and splits
-	waitTimer *time.Timer // owned by the operation running
+	spare   atomic.Pointer[Request] // a blocking call's request, for reuse
 }
 
-var _ Communicator = (*Comm)(nil)
-
-type curOp struct {
-	seq uint64
-	d   desc
-}
-
-type p2pKey struct{ peer, tag int }
-
-const worldID = 1
-
-func newComm(ep *endpoint, id uint64, rank int, world []int) *Comm {
-	c := &Comm{ep: ep, id: id, rank: rank, size: len(world), world: world,
-		sendNo: make(map[p2pKey]uint64), recvNo: make(map[p2pKey]uint64)}
+func newComm(conn driver.Conn, dom *domain, world []int, l *Launch, lk *link) *Comm {
+	c := &Comm{conn: conn, dom: dom, launch: l, link: lk, backend: conn.Name(), rank: conn.Rank(), size: conn.Size(),
+		world: world, maxTag: math.MaxInt32, maxCount: math.MaxInt}
+	c.me = c.WorldRank(c.rank)
 	c.idle = sync.NewCond(&c.mu)
-	ep.mu.Lock()
-	ep.comms[id] = c
-	ep.mu.Unlock()
+	if lim, ok := conn.(driver.Limiter); ok {
+		c.maxTag, c.maxCount = lim.MaxTag(), lim.MaxCount()
+	}
+	_, c.uninterruptible = conn.(driver.Uninterruptible)
+	c.timeout = dom.timeout
 	return c
 }
 
-func newWorld(ep *endpoint) *Comm {
-	world := make([]int, ep.size)
-	for i := range world {
-		world[i] = i
-	}
-	return newComm(ep, worldID, ep.rank, world)
-}
-
+// Rank is this process's rank in the communicator, in [0, Size()).
 func (c *Comm) Rank() int { return c.rank }
+
+// Size is the number of ranks.
 func (c *Comm) Size() int { return c.size }
 
-// Backend names the transport under the communicator ("inproc", "tcp").
-func (c *Comm) Backend() string { return c.ep.name }
+// Backend names the backend the communicator runs on: "tcp+shm", "tcp",
+// "inproc" (Weft's transports: shared memory and TCP, TCP only, goroutine
+// ranks) or "mpi".
+func (c *Comm) Backend() string { return c.backend }
 
-// Launch reports how Init found the launch (nil for NewLocal's
-// communicators and for splits).
+// Launch reports how the world was started: the launcher, this process's
+// world rank, local rank and host, the backend and the rendezvous. Every
+// communicator of a world returns the world's.
 func (c *Comm) Launch() *Launch { return c.launch }
 
-// WorldRank maps a rank of c to its rank in the world communicator, the
-// numbering errors use.
-func (c *Comm) WorldRank(r int) int { return c.world[r] }
-
-// args are an operation's arguments, checked.
-type args struct {
-	send, recv []byte
-	dt         DType
-	op         Op
-	root       int
-	count      int   // elements: allreduce/reduce/broadcast total, allgather/reducescatter per rank, alltoall per peer
-	counts     []int // allgatherv per rank; alltoallv sent to each peer
-	rcounts    []int // alltoallv received from each peer
-	peer, tag  int   // send/recv
+// WorldRank maps a rank of c to its rank in the world, the numbering
+// errors use.
+func (c *Comm) WorldRank(r int) int {
+	if c.world == nil {
+		return r
+	}
+	return c.world[r]
 }
 
-// request is an issued operation.
-type request struct {
-	c    *Comm
-	seq  uint64
-	d    desc
-	a    *args
-	alg  *algorithm
-	slot *slot // IRecv: completes with the slot
-	// done is closed by finish; nil for a blocking call run on the
-	// caller's goroutine, which is finished when issue returns.
-	done chan struct{}
-	err  error
+// --- failure ---------------------------------------------------------------
 
-	x      exec // the running operation (kept here: one allocation per call)
-	av     args // a points here for collectives
-	pooled bool // a blocking call's request: recycled by wait
+// domain is what a world and the communicators split from it share: the
+// first failure, which every later operation reports.
+type domain struct {
+	world   driver.Conn
+	timeout time.Duration
+	failed  atomic.Pointer[failed]
 }
 
-func (r *request) finish(err error) {
-	r.err = err
-	if r.done != nil {
-		close(r.done)
-	}
+type failed struct{ err error }
+
+func newDomain(world driver.Conn, timeout time.Duration) *domain {
+	return &domain{world: world, timeout: timeout}
 }
 
-// wait is Wait for the blocking calls: the request is the communicator's
-// to reuse afterwards, so a tight loop of blocking calls allocates none.
-func (r *request) wait(ctx context.Context) error {
-	err := r.Wait(ctx)
-	if r.pooled {
-		r.av, r.a, r.x = args{}, nil, exec{}
-		r.c.spare.Store(r)
+func (d *domain) failure() error {
+	if f := d.failed.Load(); f != nil {
+		return f.err
 	}
-	return err
+	return nil
 }
 
-func (r *request) Wait(ctx context.Context) error {
-	if r.done == nil {
-		return r.err
-	}
-	select {
-	case <-r.done:
-		return r.err
-	default:
-	}
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		r.c.abortCtx(ctx, r.d.op)
-		<-r.done
-		return r.err
-	}
+// fail records err unless a failure is recorded already, and returns the
+// one recorded.
+func (d *domain) fail(err error) error {
+	d.failed.CompareAndSwap(nil, &failed{err})
+	return d.failed.Load().err
 }
 
-func (r *request) Test() (bool, error) {
-	if r.done == nil {
-		return true, r.err
-	}
-	select {
-	case <-r.done:
-		return true, r.err
-	default:
-		return false, nil
-	}
-}
-
-// abortCtx fails the endpoint because a caller's context ended.
-func (c *Comm) abortCtx(ctx context.Context, op opKind) {
-	c.ep.failWith(&failure{kind: ErrAborted, culprit: -1, origin: -1,
-		msg: fmt.Sprintf("rank %d gave up waiting in %v", c.ep.rank, op), cause: context.Cause(ctx)})
-}
-
-// opError wraps err for the caller, making sure the endpoint has failed
-// (an operation that broke part-way leaves its peers inconsistent).
-func (c *Comm) opError(op opKind, err error) error {
+// result turns a backend's error into the caller's: it fails the
+// communicator (an operation that broke part-way leaves the peers out of
+// step) and names the rank to blame.
+func (c *Comm) result(k driver.Kind, err error) error {
 	if err == nil {
 		return nil
 	}
-	f, ok := err.(*failure)
-	if !ok {
-		f = &failure{kind: ErrAborted, culprit: -1, origin: -1, msg: fmt.Sprintf("rank %d failed in %v", c.ep.rank, op), cause: err}
-	}
-	c.ep.failWith(f)
-	if g := c.ep.failure(); g != nil && g != f && f.kind != ErrInvalid {
-		f = g
-	}
-	return &OpError{Op: op.String(), Backend: c.ep.name, Rank: c.ep.rank, Peer: f.culprit, Err: f}
+	err = c.dom.fail(err)
+	return c.opError(k, err)
 }
 
-func (c *Comm) invalid(op opKind, format string, a ...any) *request {
-	f := &failure{kind: ErrInvalid, culprit: -1, origin: -1, msg: fmt.Sprintf("rank %d: %v: ", c.ep.rank, op) + fmt.Sprintf(format, a...)}
-	r := &request{c: c, d: desc{op: op}, done: make(chan struct{})}
-	r.finish(c.opError(op, f))
-	return r
+func (c *Comm) opError(k driver.Kind, err error) *OpError {
+	return &OpError{Op: k.String(), Backend: c.backend, Rank: c.me, Peer: driver.Culprit(err), Err: err}
 }
 
-// issue queues a collective. Operations of one communicator run one at a
-// time, in issue order; a blocking call on an idle communicator runs on the
-// caller's goroutine (no hand-off on the latency path).
-func (c *Comm) issue(ctx context.Context, d desc, a args, blocking bool) *request {
-	var r *request
+// abort fails the communicator, and its world, with f.
+func (c *Comm) abort(f *driver.Failure) {
+	c.dom.fail(f)
+	c.conn.Abort(f)
+}
+
+// abortCtx fails the communicator because a caller's context ended.
+func (c *Comm) abortCtx(ctx context.Context, k driver.Kind) {
+	c.abort(&driver.Failure{Kind: ErrAborted, Culprit: -1, Origin: c.me,
+		Msg: fmt.Sprintf("rank %d gave up waiting in %v", c.me, k), Cause: context.Cause(ctx)})
+}
+
+// invalid is the error of a call whose arguments are wrong; the call is
+// not issued and the communicator goes on.
+func (c *Comm) invalid(k driver.Kind, format string, a ...any) error {
+	return &OpError{Op: k.String(), Backend: c.backend, Rank: c.me, Peer: -1,
+		Err: &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: c.me, Msg: fmt.Sprintf(format, a...)}}
+}
+
+// usable says why no operation can be issued on c, or nil.
+func (c *Comm) usable(k driver.Kind) error {
+	if err := c.dom.failure(); err != nil {
+		return c.opError(k, err)
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return c.opError(k, ErrClosed)
+	}
+	return nil
+}
+
+// --- issuing collectives ---------------------------------------------------
+
+// newRequest returns a request for call; a blocking call reuses the
+// communicator's spare, so that a loop of blocking calls allocates none.
+func (c *Comm) newRequest(blocking bool) *Request {
+	var r *Request
 	if blocking {
 		r = c.spare.Swap(nil)
 	}
 	if r == nil {
-		r = &request{}
+		r = &Request{}
 	} else {
-		*r = request{}
+		*r = Request{}
 	}
-	r.c, r.av, r.pooled = c, a, blocking
-	r.a = &r.av
-	r.alg = c.ep.pick(d.op, c, r.a)
-	d.algo = r.alg.id
-	r.d = d
+	r.c, r.pooled = c, blocking
+	return r
+}
+
+// issue queues a collective. Collectives of one communicator run one at a
+// time, in issue order; a blocking call on an idle communicator runs on the
+// caller's goroutine (no hand-off on the latency path), others on a
+// goroutine of the communicator.
+func (c *Comm) issue(ctx context.Context, r *Request, blocking bool) *Request {
+	if c.link != nil {
+		r.until = c.link.reserve(c.link.wire(c, &r.call))
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		r.finish(&OpError{Op: d.op.String(), Backend: c.ep.name, Rank: c.ep.rank, Peer: -1, Err: ErrClosed})
+		err := c.dom.failure() // a failed communicator says why
+		if err == nil {
+			err = ErrClosed
+		}
+		r.finish(c.opError(r.call.Kind, err))
 		return r
 	}
-	r.seq = c.seq
-	c.seq++
 	if blocking && !c.running {
 		c.running = true
 		c.mu.Unlock()
@@ -323,425 +267,469 @@ func (c *Comm) drain() {
 	c.mu.Unlock()
 }
 
-func (c *Comm) execute(ctx context.Context, r *request) {
-	if f := c.ep.failure(); f != nil {
-		r.finish(c.opError(r.d.op, f))
+func (c *Comm) execute(ctx context.Context, r *Request) {
+	if err := c.dom.failure(); err != nil {
+		r.finish(c.opError(r.call.Kind, err))
 		return
 	}
-	// A fresh curOp: readers of c.cur may still hold the last one.
-	c.cur.Store(&curOp{seq: r.seq, d: r.d})
-	if f := c.ep.scanEarly(c, r.seq, r.d); f != nil {
-		r.finish(c.opError(r.d.op, f))
-		return
+	err := c.conn.Run(ctx, &r.call)
+	if err == nil && r.after != nil {
+		err = r.after(ctx)
 	}
-	r.x = exec{c: c, ctx: ctx, seq: r.seq, d: r.d, chunk: c.ep.cfg.chunk}
-	r.finish(c.opError(r.d.op, r.alg.run(&r.x, r.a)))
+	r.finish(c.result(r.call.Kind, err))
 }
 
-// scanEarly checks frames that arrived before the operation started.
-func (ep *endpoint) scanEarly(c *Comm, seq uint64, d desc) *failure {
-	for _, p := range ep.peers {
-		if p == nil {
-			continue
-		}
-		p.mu.Lock()
-		for k, e := range p.unexp {
-			if k.comm == c.id && !k.p2p && (k.seq == seq && e.d != d || k.seq < seq) {
-				p.mu.Unlock()
-				return c.mismatch(p.rank, &curOp{seq: seq, d: d}, k.seq, e.d)
-			}
-		}
-		p.mu.Unlock()
-	}
-	return nil
+// done is a request that failed before it was issued.
+func (c *Comm) done(err error) *Request {
+	r := &Request{c: c}
+	r.finish(err)
+	return r
 }
 
-func (c *Comm) mismatch(peerWorld int, cur *curOp, seq uint64, theirs desc) *failure {
-	if seq < cur.seq {
-		return &failure{kind: ErrMismatch, culprit: peerWorld, origin: -1,
-			msg: fmt.Sprintf("rank %d sent data for op #%d (%s), which rank %d has finished; rank %d is at op #%d (%s)",
-				peerWorld, seq, theirs, c.ep.rank, c.ep.rank, cur.seq, cur.d)}
-	}
-	return &failure{kind: ErrMismatch, culprit: peerWorld, origin: -1,
-		msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, c.ep.rank, cur.d, peerWorld, theirs)}
-}
+// --- argument checks -------------------------------------------------------
 
-// --- the operations --------------------------------------------------------
-
-func (c *Comm) checkPair(op opKind, send, recv Buffer, wantRecv int) *request {
+func (c *Comm) checkPair(k driver.Kind, send, recv Buffer, wantRecv int) error {
 	if !send.dt.Valid() {
-		return c.invalid(op, "send buffer has invalid type %d", send.dt)
+		return c.invalid(k, "send buffer has invalid type %d", send.dt)
 	}
 	if recv.dt != send.dt {
-		return c.invalid(op, "send is %v, recv is %v", send.dt, recv.dt)
+		return c.invalid(k, "send is %v, recv is %v", send.dt, recv.dt)
 	}
 	if recv.Len() != wantRecv {
-		return c.invalid(op, "recv holds %d elements, want %d (send holds %d, %d ranks)", recv.Len(), wantRecv, send.Len(), c.size)
+		return c.invalid(k, "recv holds %d elements, want %d (send holds %d, %d ranks)", recv.Len(), wantRecv, send.Len(), c.size)
+	}
+	return c.checkCount(k, max(send.Len(), wantRecv))
+}
+
+func (c *Comm) checkCount(k driver.Kind, n int) error {
+	if n > c.maxCount {
+		return c.invalid(k, "%d elements: the %s backend's calls stop at %d", n, c.backend, c.maxCount)
 	}
 	return nil
 }
 
-func (c *Comm) checkOp(o Op, dt DType, op opKind) *request {
+func (c *Comm) checkOp(k driver.Kind, o Op, dt DType) error {
 	if !o.Valid() {
-		return c.invalid(op, "unknown reduction %d", o)
+		return c.invalid(k, "unknown reduction %d", o)
 	}
 	if o == Avg && !dt.IsFloat() {
-		return c.invalid(op, "avg needs a floating type, got %v", dt)
+		return c.invalid(k, "avg needs a floating type, got %v", dt)
 	}
 	return nil
 }
 
-func (c *Comm) checkRoot(root int, op opKind) *request {
+func (c *Comm) checkRoot(k driver.Kind, root int) error {
 	if root < 0 || root >= c.size {
-		return c.invalid(op, "root %d outside [0, %d)", root, c.size)
+		return c.invalid(k, "root %d outside [0, %d)", root, c.size)
 	}
 	return nil
 }
 
-func (c *Comm) iallreduce(ctx context.Context, send, recv Buffer, op Op, blocking bool) *request {
-	if r := c.checkPair(opAllReduce, send, recv, send.Len()); r != nil {
-		return r
+func (c *Comm) checkCounts(k driver.Kind, name string, counts []int) (int, error) {
+	if len(counts) != c.size {
+		return 0, c.invalid(k, "%s has %d entries for %d ranks", name, len(counts), c.size)
 	}
-	if r := c.checkOp(op, send.dt, opAllReduce); r != nil {
-		return r
+	total := 0
+	for i, n := range counts {
+		if n < 0 {
+			return 0, c.invalid(k, "%s[%d] = %d is negative", name, i, n)
+		}
+		total += n
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, op: op, count: send.Len()}
-	return c.issue(ctx, desc{op: opAllReduce, dtype: send.dt, redop: op, count: uint64(a.count)}, a, blocking)
+	return total, c.checkCount(k, total)
 }
 
+// --- the collectives -------------------------------------------------------
+
+func (c *Comm) allReduce(a *driver.Call, send, recv Buffer, op Op) error {
+	const k = driver.AllReduce
+	if err := c.checkPair(k, send, recv, send.Len()); err != nil {
+		return err
+	}
+	if err := c.checkOp(k, op, send.dt); err != nil {
+		return err
+	}
+	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Count: send.Len()}
+	return nil
+}
+
+// AllReduce combines send from every rank with op and leaves the result in
+// recv on every rank. send and recv have the same length and type; they
+// may be the same Buffer (in place).
 func (c *Comm) AllReduce(ctx context.Context, send, recv Buffer, op Op) error {
-	return c.iallreduce(ctx, send, recv, op, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.allReduce(a, send, recv, op) })
 }
 
-func (c *Comm) IAllReduce(send, recv Buffer, op Op) Request {
-	return c.iallreduce(context.Background(), send, recv, op, false)
+// IAllReduce is AllReduce without waiting: it returns a Request at once.
+func (c *Comm) IAllReduce(send, recv Buffer, op Op) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.allReduce(a, send, recv, op) })
 }
 
-func (c *Comm) ibroadcast(ctx context.Context, buf Buffer, root int, blocking bool) *request {
+func (c *Comm) broadcast(a *driver.Call, buf Buffer, root int) error {
+	const k = driver.Broadcast
 	if !buf.dt.Valid() {
-		return c.invalid(opBroadcast, "buffer has invalid type %d", buf.dt)
+		return c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
-	if r := c.checkRoot(root, opBroadcast); r != nil {
-		return r
+	if err := c.checkRoot(k, root); err != nil {
+		return err
 	}
-	a := args{send: buf.b, recv: buf.b, dt: buf.dt, root: root, count: buf.Len()}
-	return c.issue(ctx, desc{op: opBroadcast, dtype: buf.dt, root: int32(root), count: uint64(a.count)}, a, blocking)
+	if err := c.checkCount(k, buf.Len()); err != nil {
+		return err
+	}
+	*a = driver.Call{Kind: k, DType: buf.dt, Send: buf.b, Recv: buf.b, Root: root, Count: buf.Len()}
+	return nil
 }
 
+// Broadcast copies buf of rank root into buf of every rank.
 func (c *Comm) Broadcast(ctx context.Context, buf Buffer, root int) error {
-	return c.ibroadcast(ctx, buf, root, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.broadcast(a, buf, root) })
 }
 
-func (c *Comm) IBroadcast(buf Buffer, root int) Request {
-	return c.ibroadcast(context.Background(), buf, root, false)
+// IBroadcast is Broadcast without waiting.
+func (c *Comm) IBroadcast(buf Buffer, root int) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.broadcast(a, buf, root) })
 }
 
-func (c *Comm) ireduce(ctx context.Context, send, recv Buffer, op Op, root int, blocking bool) *request {
-	if r := c.checkRoot(root, opReduce); r != nil {
-		return r
+func (c *Comm) reduce(a *driver.Call, send, recv Buffer, op Op, root int) error {
+	const k = driver.Reduce
+	if err := c.checkRoot(k, root); err != nil {
+		return err
 	}
 	want := send.Len()
 	if c.rank != root {
 		recv, want = Buffer{dt: send.dt}, 0
 	}
-	if r := c.checkPair(opReduce, send, recv, want); r != nil {
-		return r
+	if err := c.checkPair(k, send, recv, want); err != nil {
+		return err
 	}
-	if r := c.checkOp(op, send.dt, opReduce); r != nil {
-		return r
+	if err := c.checkOp(k, op, send.dt); err != nil {
+		return err
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, op: op, root: root, count: send.Len()}
-	return c.issue(ctx, desc{op: opReduce, dtype: send.dt, redop: op, root: int32(root), count: uint64(a.count)}, a, blocking)
+	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Root: root, Count: send.Len()}
+	return nil
 }
 
+// Reduce combines send from every rank with op into recv of rank root.
+// recv is ignored on the other ranks (pass the zero Buffer).
 func (c *Comm) Reduce(ctx context.Context, send, recv Buffer, op Op, root int) error {
-	return c.ireduce(ctx, send, recv, op, root, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.reduce(a, send, recv, op, root) })
 }
 
-func (c *Comm) IReduce(send, recv Buffer, op Op, root int) Request {
-	return c.ireduce(context.Background(), send, recv, op, root, false)
+// IReduce is Reduce without waiting.
+func (c *Comm) IReduce(send, recv Buffer, op Op, root int) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.reduce(a, send, recv, op, root) })
 }
 
-func (c *Comm) iallgather(ctx context.Context, send, recv Buffer, blocking bool) *request {
-	if r := c.checkPair(opAllGather, send, recv, send.Len()*c.size); r != nil {
-		return r
+func (c *Comm) allGather(a *driver.Call, send, recv Buffer) error {
+	const k = driver.AllGather
+	if err := c.checkPair(k, send, recv, send.Len()*c.size); err != nil {
+		return err
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, count: send.Len()}
-	return c.issue(ctx, desc{op: opAllGather, dtype: send.dt, count: uint64(a.count)}, a, blocking)
+	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Count: send.Len()}
+	return nil
 }
 
+// AllGather concatenates send of every rank, in rank order, into recv:
+// recv.Len() == Size() * send.Len(). send may be this rank's block of recv
+// (in place).
 func (c *Comm) AllGather(ctx context.Context, send, recv Buffer) error {
-	return c.iallgather(ctx, send, recv, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.allGather(a, send, recv) })
 }
 
-func (c *Comm) IAllGather(send, recv Buffer) Request {
-	return c.iallgather(context.Background(), send, recv, false)
+// IAllGather is AllGather without waiting.
+func (c *Comm) IAllGather(send, recv Buffer) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.allGather(a, send, recv) })
 }
 
-func (c *Comm) checkCounts(op opKind, name string, counts []int) (int, *request) {
-	if len(counts) != c.size {
-		return 0, c.invalid(op, "%s has %d entries for %d ranks", name, len(counts), c.size)
-	}
-	total := 0
-	for i, n := range counts {
-		if n < 0 {
-			return 0, c.invalid(op, "%s[%d] = %d is negative", name, i, n)
-		}
-		total += n
-	}
-	return total, nil
-}
-
-func (c *Comm) iallgatherv(ctx context.Context, send, recv Buffer, counts []int, blocking bool) *request {
-	total, r := c.checkCounts(opAllGatherV, "counts", counts)
-	if r != nil {
-		return r
+func (c *Comm) allGatherV(a *driver.Call, send, recv Buffer, counts []int) error {
+	const k = driver.AllGatherV
+	total, err := c.checkCounts(k, "counts", counts)
+	if err != nil {
+		return err
 	}
 	if send.Len() != counts[c.rank] {
-		return c.invalid(opAllGatherV, "send holds %d elements, counts[%d] = %d", send.Len(), c.rank, counts[c.rank])
+		return c.invalid(k, "send holds %d elements, counts[%d] = %d", send.Len(), c.rank, counts[c.rank])
 	}
-	if r := c.checkPair(opAllGatherV, send, recv, total); r != nil {
-		return r
+	if err := c.checkPair(k, send, recv, total); err != nil {
+		return err
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, counts: append([]int(nil), counts...), count: total}
-	return c.issue(ctx, desc{op: opAllGatherV, dtype: send.dt, count: uint64(total)}, a, blocking)
+	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Count: total, Counts: append([]int(nil), counts...)}
+	return nil
 }
 
+// AllGatherV is AllGather with counts[i] elements from rank i, packed in
+// rank order in recv. send.Len() == counts[Rank()].
 func (c *Comm) AllGatherV(ctx context.Context, send, recv Buffer, counts []int) error {
-	return c.iallgatherv(ctx, send, recv, counts, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.allGatherV(a, send, recv, counts) })
 }
 
-func (c *Comm) IAllGatherV(send, recv Buffer, counts []int) Request {
-	return c.iallgatherv(context.Background(), send, recv, counts, false)
+// IAllGatherV is AllGatherV without waiting.
+func (c *Comm) IAllGatherV(send, recv Buffer, counts []int) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.allGatherV(a, send, recv, counts) })
 }
 
-func (c *Comm) ireducescatter(ctx context.Context, send, recv Buffer, op Op, blocking bool) *request {
+func (c *Comm) reduceScatter(a *driver.Call, send, recv Buffer, op Op) error {
+	const k = driver.ReduceScatter
 	if send.Len() != recv.Len()*c.size {
-		return c.invalid(opReduceScatter, "send holds %d elements, want %d ranks x %d", send.Len(), c.size, recv.Len())
+		return c.invalid(k, "send holds %d elements, want %d ranks x %d", send.Len(), c.size, recv.Len())
 	}
-	if r := c.checkPair(opReduceScatter, send, recv, recv.Len()); r != nil {
-		return r
+	if err := c.checkPair(k, send, recv, recv.Len()); err != nil {
+		return err
 	}
-	if r := c.checkOp(op, send.dt, opReduceScatter); r != nil {
-		return r
+	if err := c.checkOp(k, op, send.dt); err != nil {
+		return err
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, op: op, count: recv.Len()}
-	return c.issue(ctx, desc{op: opReduceScatter, dtype: send.dt, redop: op, count: uint64(a.count)}, a, blocking)
+	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Count: recv.Len()}
+	return nil
 }
 
+// ReduceScatter combines send from every rank with op and leaves block
+// Rank() of the result in recv: send.Len() == Size() * recv.Len().
 func (c *Comm) ReduceScatter(ctx context.Context, send, recv Buffer, op Op) error {
-	return c.ireducescatter(ctx, send, recv, op, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.reduceScatter(a, send, recv, op) })
 }
 
-func (c *Comm) IReduceScatter(send, recv Buffer, op Op) Request {
-	return c.ireducescatter(context.Background(), send, recv, op, false)
+// IReduceScatter is ReduceScatter without waiting.
+func (c *Comm) IReduceScatter(send, recv Buffer, op Op) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.reduceScatter(a, send, recv, op) })
 }
 
-func (c *Comm) ialltoall(ctx context.Context, send, recv Buffer, blocking bool) *request {
+func (c *Comm) allToAll(a *driver.Call, send, recv Buffer) error {
+	const k = driver.AllToAll
 	if send.Len()%c.size != 0 {
-		return c.invalid(opAllToAll, "send holds %d elements, not a multiple of %d ranks", send.Len(), c.size)
+		return c.invalid(k, "send holds %d elements, not a multiple of %d ranks", send.Len(), c.size)
 	}
-	if r := c.checkPair(opAllToAll, send, recv, send.Len()); r != nil {
-		return r
+	if err := c.checkPair(k, send, recv, send.Len()); err != nil {
+		return err
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, count: send.Len() / c.size}
-	return c.issue(ctx, desc{op: opAllToAll, dtype: send.dt, count: uint64(a.count)}, a, blocking)
+	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Count: send.Len() / c.size}
+	return nil
 }
 
+// AllToAll sends block j of send to rank j, and receives rank j's block
+// into block j of recv; blocks are send.Len()/Size() elements.
 func (c *Comm) AllToAll(ctx context.Context, send, recv Buffer) error {
-	return c.ialltoall(ctx, send, recv, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.allToAll(a, send, recv) })
 }
 
-func (c *Comm) IAllToAll(send, recv Buffer) Request {
-	return c.ialltoall(context.Background(), send, recv, false)
+// IAllToAll is AllToAll without waiting.
+func (c *Comm) IAllToAll(send, recv Buffer) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.allToAll(a, send, recv) })
 }
 
-func (c *Comm) ialltoallv(ctx context.Context, send Buffer, sc []int, recv Buffer, rc []int, blocking bool) *request {
-	st, r := c.checkCounts(opAllToAllV, "sendCounts", sc)
-	if r != nil {
-		return r
+func (c *Comm) allToAllV(a *driver.Call, send Buffer, sc []int, recv Buffer, rc []int) error {
+	const k = driver.AllToAllV
+	st, err := c.checkCounts(k, "sendCounts", sc)
+	if err != nil {
+		return err
 	}
-	rt, r := c.checkCounts(opAllToAllV, "recvCounts", rc)
-	if r != nil {
-		return r
+	rt, err := c.checkCounts(k, "recvCounts", rc)
+	if err != nil {
+		return err
 	}
 	if send.Len() != st {
-		return c.invalid(opAllToAllV, "send holds %d elements, sendCounts sum to %d", send.Len(), st)
+		return c.invalid(k, "send holds %d elements, sendCounts sum to %d", send.Len(), st)
 	}
-	if r := c.checkPair(opAllToAllV, send, recv, rt); r != nil {
-		return r
+	if err := c.checkPair(k, send, recv, rt); err != nil {
+		return err
 	}
 	if sc[c.rank] != rc[c.rank] {
-		return c.invalid(opAllToAllV, "sendCounts[%d] = %d but recvCounts[%d] = %d", c.rank, sc[c.rank], c.rank, rc[c.rank])
+		return c.invalid(k, "sendCounts[%d] = %d but recvCounts[%d] = %d", c.rank, sc[c.rank], c.rank, rc[c.rank])
 	}
-	a := args{send: send.b, recv: recv.b, dt: send.dt, counts: append([]int(nil), sc...), rcounts: append([]int(nil), rc...)}
-	return c.issue(ctx, desc{op: opAllToAllV, dtype: send.dt}, a, blocking)
+	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b,
+		Counts: append([]int(nil), sc...), RecvCounts: append([]int(nil), rc...)}
+	return nil
 }
 
+// AllToAllV is AllToAll with sendCounts[j] elements to rank j and
+// recvCounts[j] from rank j, blocks packed in rank order.
 func (c *Comm) AllToAllV(ctx context.Context, send Buffer, sendCounts []int, recv Buffer, recvCounts []int) error {
-	return c.ialltoallv(ctx, send, sendCounts, recv, recvCounts, true).wait(ctx)
+	return c.blocking(ctx, func(a *driver.Call) error { return c.allToAllV(a, send, sendCounts, recv, recvCounts) })
 }
 
-func (c *Comm) IAllToAllV(send Buffer, sendCounts []int, recv Buffer, recvCounts []int) Request {
-	return c.ialltoallv(context.Background(), send, sendCounts, recv, recvCounts, false)
+// IAllToAllV is AllToAllV without waiting.
+func (c *Comm) IAllToAllV(send Buffer, sendCounts []int, recv Buffer, recvCounts []int) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.allToAllV(a, send, sendCounts, recv, recvCounts) })
 }
 
+// Barrier returns when every rank has entered it.
 func (c *Comm) Barrier(ctx context.Context) error {
-	return c.issue(ctx, desc{op: opBarrier}, args{}, true).wait(ctx)
+	return c.blocking(ctx, barrier)
 }
 
-func (c *Comm) IBarrier() Request {
-	return c.issue(context.Background(), desc{op: opBarrier}, args{}, false)
+// IBarrier is Barrier without waiting: the request completes when every
+// rank has entered it.
+func (c *Comm) IBarrier() *Request { return c.nonBlocking(barrier) }
+
+func barrier(a *driver.Call) error {
+	a.Kind = driver.Barrier
+	return nil
+}
+
+// blocking issues the collective that fill describes and waits for it.
+func (c *Comm) blocking(ctx context.Context, fill func(*driver.Call) error) error {
+	r := c.newRequest(true)
+	if err := fill(&r.call); err != nil {
+		c.spare.Store(r)
+		return err
+	}
+	return c.issue(ctx, r, true).wait(ctx)
+}
+
+// nonBlocking issues the collective that fill describes.
+func (c *Comm) nonBlocking(fill func(*driver.Call) error) *Request {
+	r := c.newRequest(false)
+	if err := fill(&r.call); err != nil {
+		r.finish(err)
+		return r
+	}
+	return c.issue(context.Background(), r, false)
 }
 
 // --- point to point --------------------------------------------------------
 
-func (c *Comm) checkP2P(buf Buffer, peer, tag int) *request {
+func (c *Comm) p2p(k driver.Kind, buf Buffer, peer, tag int) (*driver.Call, error) {
 	if !buf.dt.Valid() {
-		return c.invalid(opP2P, "buffer has invalid type %d", buf.dt)
+		return nil, c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
 	if peer < 0 || peer >= c.size || peer == c.rank {
-		return c.invalid(opP2P, "peer %d is not another rank of [0, %d)", peer, c.size)
+		return nil, c.invalid(k, "peer %d is not another rank of [0, %d)", peer, c.size)
 	}
-	if tag < 0 || tag > 1<<31-1 {
-		return c.invalid(opP2P, "tag %d outside [0, 2^31)", tag)
+	if tag < 0 || tag > c.maxTag {
+		return nil, c.invalid(k, "tag %d outside [0, %d]", tag, c.maxTag)
 	}
-	return nil
-}
-
-func (c *Comm) p2pHeader(buf Buffer, no uint64, tag int) (matchKey, desc) {
-	d := desc{op: opP2P, dtype: buf.dt, root: int32(tag), count: uint64(buf.Len())}
-	return matchKey{comm: c.id, p2p: true, seq: no, tag: uint32(tag)}, d
-}
-
-func (c *Comm) isend(ctx context.Context, buf Buffer, peer, tag int, blocking bool) *request {
-	if r := c.checkP2P(buf, peer, tag); r != nil {
-		return r
+	if err := c.checkCount(k, buf.Len()); err != nil {
+		return nil, err
 	}
-	c.mu.Lock()
-	closed := c.closed
-	no := c.sendNo[p2pKey{peer, tag}]
-	c.sendNo[p2pKey{peer, tag}]++
-	c.mu.Unlock()
-	key, d := c.p2pHeader(buf, no, tag)
-	r := &request{c: c, d: d, done: make(chan struct{})}
-	if closed {
-		r.finish(&OpError{Op: "send", Backend: c.ep.name, Rank: c.ep.rank, Peer: -1, Err: ErrClosed})
-		return r
-	}
-	x := &exec{c: c, ctx: ctx, d: d, chunk: c.ep.cfg.chunk}
-	run := func() {
-		r.finish(c.opError(opP2P, x.sendMsg(c.ep.peers[c.world[peer]], key, buf.b)))
-	}
-	if blocking {
-		run()
+	call := &driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag}
+	if k == driver.Send {
+		call.Send = buf.b
 	} else {
-		go run()
+		call.Recv = buf.b
 	}
-	return r
+	return call, c.usable(k)
 }
 
+// Send sends buf to rank peer with a tag (>= 0). It returns when buf may
+// be reused. On Weft's transports it does not wait for the matching Recv;
+// with the mpi backend a large message may wait for it (MPI's standard
+// mode): a program that two ranks' Sends must not block uses ISend.
 func (c *Comm) Send(ctx context.Context, buf Buffer, peer, tag int) error {
-	return c.isend(ctx, buf, peer, tag, true).Wait(ctx)
-}
-
-func (c *Comm) ISend(buf Buffer, peer, tag int) Request {
-	return c.isend(context.Background(), buf, peer, tag, false)
-}
-
-func (c *Comm) IRecv(buf Buffer, peer, tag int) Request {
-	if r := c.checkP2P(buf, peer, tag); r != nil {
-		return r
-	}
-	c.mu.Lock()
-	closed := c.closed
-	no := c.recvNo[p2pKey{peer, tag}]
-	c.recvNo[p2pKey{peer, tag}]++
-	c.mu.Unlock()
-	key, d := c.p2pHeader(buf, no, tag)
-	r := &request{c: c, d: d, done: make(chan struct{})}
-	if closed {
-		r.finish(&OpError{Op: "recv", Backend: c.ep.name, Rank: c.ep.rank, Peer: -1, Err: ErrClosed})
-		return r
-	}
-	s, err := c.ep.peers[c.world[peer]].post(key, d, buf.b)
+	call, err := c.p2p(driver.Send, buf, peer, tag)
 	if err != nil {
-		r.finish(c.opError(opP2P, err))
-		return r
+		return err
 	}
-	go func() {
-		<-s.done
-		if s.err != nil {
-			r.finish(c.opError(opP2P, s.err))
-		} else {
-			r.finish(nil)
-		}
-	}()
-	return r
+	return c.result(driver.Send, c.conn.Run(ctx, call))
 }
 
+// Recv receives the next message from peer with tag into buf; the message
+// must have buf's type and length. It waits as long as ctx allows while
+// the peer is alive.
 func (c *Comm) Recv(ctx context.Context, buf Buffer, peer, tag int) error {
-	return c.IRecv(buf, peer, tag).Wait(ctx)
+	call, err := c.p2p(driver.Recv, buf, peer, tag)
+	if err != nil {
+		return err
+	}
+	return c.result(driver.Recv, c.conn.Run(ctx, call))
+}
+
+// ISend is Send without waiting.
+func (c *Comm) ISend(buf Buffer, peer, tag int) *Request { return c.start(driver.Send, buf, peer, tag) }
+
+// IRecv is Recv without waiting: the receive is posted at once, so that
+// receives on one (peer, tag) match messages in the order they were
+// posted.
+func (c *Comm) IRecv(buf Buffer, peer, tag int) *Request { return c.start(driver.Recv, buf, peer, tag) }
+
+func (c *Comm) start(k driver.Kind, buf Buffer, peer, tag int) *Request {
+	call, err := c.p2p(k, buf, peer, tag)
+	if err != nil {
+		return c.done(err)
+	}
+	p, err := c.conn.Start(call)
+	if err != nil {
+		return c.done(c.result(k, err))
+	}
+	return &Request{c: c, call: driver.Call{Kind: k}, pending: p}
 }
 
 // --- split, abort, close ---------------------------------------------------
 
-func (c *Comm) Split(ctx context.Context, color, key int) (Communicator, error) {
+// Undefined is the color that leaves a rank out of Split's result.
+const Undefined = -1
+
+// Split partitions the communicator: ranks that pass the same color form a
+// new communicator, ordered by key (ties by rank). A rank that passes
+// Undefined takes part but gets nil. Split is collective.
+func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	if color < Undefined {
-		r := c.invalid(opSplit, "color %d is negative (use Undefined to stay out)", color)
-		return nil, r.err
+		return nil, c.invalid(driver.Split, "color %d is negative (use Undefined to stay out)", color)
 	}
 	mine := []int64{int64(color), int64(key)}
 	all := make([]int64, 2*c.size)
-	a := args{send: Buf(mine).b, recv: Buf(all).b, dt: Int64, count: 2}
-	r := c.issue(ctx, desc{op: opSplit, dtype: Int64, count: 2}, a, true)
-	if err := r.Wait(ctx); err != nil {
+	r := c.newRequest(false)
+	r.call = driver.Call{Kind: driver.Split, DType: Int64, Send: Buf(mine).b, Recv: Buf(all).b, Count: 2}
+	var sub driver.Conn
+	var members []int
+	r.after = func(ctx context.Context) error {
+		if color != Undefined {
+			type member struct{ key, rank int }
+			var ms []member
+			for i := range c.size {
+				if all[2*i] == int64(color) {
+					ms = append(ms, member{int(all[2*i+1]), i})
+				}
+			}
+			sort.SliceStable(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+			members = make([]int, len(ms))
+			for i, m := range ms {
+				members[i] = m.rank
+			}
+		}
+		var err error
+		sub, err = c.conn.Split(ctx, color, members)
+		return err
+	}
+	if err := c.issue(ctx, r, true).Wait(ctx); err != nil {
 		return nil, err
 	}
-	if color == Undefined {
+	if sub == nil {
 		return nil, nil
 	}
-	type member struct{ key, rank int }
-	var ms []member
-	for i := 0; i < c.size; i++ {
-		if all[2*i] == int64(color) {
-			ms = append(ms, member{int(all[2*i+1]), i})
-		}
+	world := make([]int, len(members))
+	for i, m := range members {
+		world[i] = c.WorldRank(m)
 	}
-	sort.SliceStable(ms, func(i, j int) bool {
-		if ms[i].key != ms[j].key {
-			return ms[i].key < ms[j].key
-		}
-		return ms[i].rank < ms[j].rank
-	})
-	world := make([]int, len(ms))
-	rank := -1
-	for i, m := range ms {
-		world[i] = c.world[m.rank]
-		if m.rank == c.rank {
-			rank = i
-		}
-	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%d/%d", c.id, r.seq, color)
-	id := h.Sum64()
-	if id == worldID {
-		id++
-	}
-	return newComm(c.ep, id, rank, world), nil
+	return newComm(sub, c.dom, world, c.launch, c.link), nil
 }
 
 // Abort fails every pending and later operation on this communicator and
-// on every communicator sharing its world, here and on every peer, then
-// closes the connections.
+// on every communicator of its world, here and (on Weft's transports) on
+// every peer, whose errors then name this rank; then it closes the
+// communicator. It may be called from any goroutine at any time. To end the
+// whole job instead, use AbortJob.
 func (c *Comm) Abort() {
-	c.ep.failWith(&failure{kind: ErrAborted, culprit: c.ep.rank, origin: -1, msg: fmt.Sprintf("rank %d called Abort", c.ep.rank)})
-	c.ep.close()
+	c.abort(&driver.Failure{Kind: ErrAborted, Culprit: c.me, Origin: c.me, Msg: fmt.Sprintf("rank %d called Abort", c.me)})
+	c.Close()
 }
 
-// Close waits up to the communicator's timeout for issued operations to
-// finish, then releases it. Closing the world communicator closes the
-// connections, and with them every communicator split from it.
+// AbortJob ends the whole job with the exit status code, as MPI_Abort
+// does: with the mpi backend it calls MPI_Abort, and the launcher ends
+// every process; elsewhere it aborts the communicator (every peer's
+// operations fail, naming this rank) and exits this process with code.
+// It does not return.
+func (c *Comm) AbortJob(code int) {
+	if j, ok := c.conn.(driver.JobAborter); ok {
+		j.AbortJob(code)
+	}
+	c.Abort()
+	os.Exit(code)
+}
+
+// Close waits up to the communicator's timeout for the collectives issued
+// to finish, then releases it. Closing the world communicator closes the
+// connections, and with them every communicator split from it. Close is
+// not collective.
 func (c *Comm) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -750,286 +738,23 @@ func (c *Comm) Close() error {
 	}
 	c.closed = true
 	if c.running {
-		t := c.ep.cfg.timeout
+		t := c.timeout
 		if t <= 0 {
 			t = time.Minute
 		}
 		stop := time.AfterFunc(t, func() {
-			c.ep.failWith(&failure{kind: ErrTimeout, culprit: -1, origin: -1,
-				msg: fmt.Sprintf("rank %d: Close waited %v for operations that did not finish", c.ep.rank, t)})
+			c.abort(&driver.Failure{Kind: ErrTimeout, Culprit: -1, Origin: c.me,
+				Msg: fmt.Sprintf("rank %d: Close waited %v for operations that did not finish", c.me, t)})
+			c.mu.Lock()
+			c.gaveUp = c.uninterruptible
+			c.idle.Broadcast()
+			c.mu.Unlock()
 		})
-		for c.running {
+		for c.running && !c.gaveUp {
 			c.idle.Wait()
 		}
 		stop.Stop()
 	}
 	c.mu.Unlock()
-	c.ep.mu.Lock()
-	delete(c.ep.comms, c.id)
-	c.ep.mu.Unlock()
-	if c.id == worldID {
-		c.ep.close()
-	}
-	return nil
-}
-
-// --- execution helpers used by the algorithms -------------------------------
-
-// exec is one running operation: its identity and the calls the algorithms
-// use to move and combine bytes.
-type exec struct {
-	c     *Comm
-	ctx   context.Context
-	seq   uint64
-	d     desc
-	chunk int
-	h     wire.Header // the header of the frame being sent
-}
-
-func (x *exec) header(tag uint32, msgLen int) wire.Header {
-	d := x.d
-	return wire.Header{Kind: wire.KindData, Op: uint8(d.op), DType: uint8(d.dtype), RedOp: uint8(d.redop), Algo: d.algo,
-		Comm: x.c.id, Seq: x.seq, Tag: tag, Root: d.root, Count: d.count, MsgLen: uint64(msgLen)}
-}
-
-// send sends b to comm rank to, as frames of at most one chunk.
-func (x *exec) send(to int, tag uint32, b []byte) error {
-	return x.sendMsg(x.c.ep.peers[x.c.world[to]], matchKey{comm: x.c.id, seq: x.seq, tag: tag}, b)
-}
-
-func (x *exec) sendMsg(p *peer, key matchKey, b []byte) error {
-	h := &x.h
-	*h = x.header(key.tag, len(b))
-	h.Seq = key.seq
-	for off := 0; ; {
-		n := min(len(b)-off, x.chunk)
-		h.Off, h.Len = uint64(off), uint32(n)
-		if err := p.write(h, b[off:off+n]); err != nil {
-			return err
-		}
-		off += n
-		if off >= len(b) {
-			return nil
-		}
-	}
-}
-
-// recv posts a receive from comm rank from into b.
-func (x *exec) recv(from int, tag uint32, b []byte) (*slot, error) {
-	return x.c.ep.peers[x.c.world[from]].post(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, b)
-}
-
-// recvReduce posts a reducing receive from comm rank from: when the
-// message arrives, dst = local op message (message op local when first,
-// the order a pair agrees on). dst may be local itself.
-func (x *exec) recvReduce(from int, tag uint32, dst, local []byte, first bool) (*slot, error) {
-	return x.c.ep.peers[x.c.world[from]].postReduce(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, dst, local, first)
-}
-
-// wait waits for a posted receive. A peer that sends nothing for the
-// timeout while this rank waits on it is blamed.
-func (x *exec) wait(s *slot) error {
-	select {
-	case <-s.done:
-		return s.result()
-	default:
-	}
-	if pl, ok := s.p.link.(transport.Poller); ok && s.p.rmu.TryLock() {
-		err := x.pollWait(pl, s)
-		s.p.rmu.Unlock()
-		if err != nil {
-			return err
-		}
-	}
-	select { // the polling wait usually finished it
-	case <-s.done:
-		return s.result()
-	default:
-	}
-	var tc <-chan time.Time
-	timeout := x.c.ep.cfg.timeout
-	var t *time.Timer
-	if timeout > 0 {
-		// One timer per communicator, reused: operations of a
-		// communicator run one at a time.
-		if x.c.waitTimer == nil {
-			x.c.waitTimer = time.NewTimer(timeout)
-		} else {
-			x.c.waitTimer.Reset(timeout)
-		}
-		t = x.c.waitTimer
-		defer t.Stop()
-		tc = t.C
-	}
-	var done <-chan struct{}
-	if x.ctx != nil {
-		done = x.ctx.Done()
-	}
-	last := s.progress()
-	for {
-		select {
-		case <-s.done:
-			return s.result()
-		case <-done:
-			x.c.abortCtx(x.ctx, x.d.op)
-			<-s.done
-			return s.result()
-		case <-tc:
-			if p := s.progress(); p != last {
-				last = p
-				t.Reset(timeout)
-				continue
-			}
-			x.c.ep.failWith(x.silent(s.p.rank, timeout))
-			<-s.done
-			return s.result()
-		}
-	}
-}
-
-// pollWait reads s's link on this goroutine until s completes: a message
-// is taken without waking any other goroutine. It polls for the spin time,
-// then sleeps on the socket itself, in slices so that the context and the
-// timeout are seen. It returns nil when s is done or the endpoint failed
-// (the slot then reports why), or the error that ends the wait. The caller
-// holds the read token.
-func (x *exec) pollWait(pl transport.Poller, s *slot) error {
-	p := s.p
-	ep := p.ep
-	h := &p.hdr // ours: we hold the read token
-	start := time.Now()
-	pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
-	spinEnd := start.Add(ep.cfg.spin)
-	last, lastAt := s.progress(), start
-	var done <-chan struct{}
-	if x.ctx != nil {
-		done = x.ctx.Done()
-	}
-	sp, _ := pl.(transport.Spinner)
-	spinning := false
-	setSpin := func(on bool) {
-		if sp != nil && spinning != on {
-			sp.Spinning(on)
-			spinning = on
-		}
-	}
-	defer setSpin(false)
-	setSpin(true)
-	spins := 0
-	for ep.failure() == nil {
-		select {
-		case <-s.done:
-			// Leave no whole frame in the link's buffer: the background
-			// reader only wakes for bytes on the socket.
-			if err := p.drain(pl, h); err != nil {
-				p.linkDown(err)
-			}
-			return nil
-		default:
-		}
-		ok, err := pl.TryReadHeader(h)
-		if err == nil && ok {
-			err = p.handle(h)
-		}
-		if err != nil {
-			p.linkDown(err)
-			return nil
-		}
-		if ok {
-			continue
-		}
-		if ep.cfg.yield {
-			// More ranks than CPUs here: let the one we wait for run. A
-			// raw call, so that the runtime does not hand this goroutine's
-			// P to another thread while the call sleeps.
-			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
-		} else if spins++; spins%32 != 0 {
-			continue // look at the clock now and then only
-		}
-		now := time.Now()
-		if now.Before(spinEnd) {
-			continue
-		}
-		select {
-		case <-done:
-			x.c.abortCtx(x.ctx, x.d.op)
-			return nil
-		default:
-		}
-		if t := ep.cfg.timeout; t > 0 {
-			if g := s.progress(); g != last {
-				last, lastAt = g, now
-			} else if now.Sub(lastAt) >= t {
-				ep.failWith(x.silent(s.p.rank, t))
-				return nil
-			}
-		}
-		setSpin(false)
-		pl.SetPollDeadline(now.Add(pollSlice))
-		err = pl.Poll()
-		// Payload reads wait under the silence limit, not the slice.
-		pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
-		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			p.linkDown(err)
-			return nil
-		}
-	}
-	return nil
-}
-
-// readDeadline is the deadline of a read that starts now: a peer silent
-// for the timeout fails it.
-func readDeadline(timeout time.Duration) time.Time {
-	if timeout <= 0 {
-		return time.Time{}
-	}
-	return time.Now().Add(timeout)
-}
-
-// pollSlice is how long a polling wait sleeps on its socket before it
-// looks at its context and timeout again.
-const pollSlice = 20 * time.Millisecond
-
-func (x *exec) silent(rank int, t time.Duration) *failure {
-	return &failure{kind: ErrTimeout, culprit: rank, origin: -1,
-		msg: fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
-			x.seq, x.d, rank, t)}
-}
-
-func (s *slot) result() error {
-	if s.err != nil {
-		return s.err
-	}
-	return nil
-}
-
-// finishAvg divides by the number of ranks when the operation is Avg.
-func (x *exec) finishAvg(b []byte) {
-	if x.d.redop == Avg {
-		reduce.Scale(reduce.Type(x.d.dtype), b, x.c.size)
-	}
-}
-
-// minChunk is the smallest pipeline chunk worth a frame of its own.
-const minChunk = 64 << 10
-
-// chunks is how many pieces a pipelined algorithm cuts a block of n bytes
-// into: pieces of at most the configured chunk, and at least four pieces
-// (of minChunk bytes or more) so that even a medium block flows through the
-// pipeline instead of waiting for itself.
-func (x *exec) chunks(n int) int {
-	nc := (n + x.chunk - 1) / x.chunk
-	if nc < 4 {
-		nc = min(4, (n+minChunk-1)/minChunk)
-	}
-	return max(1, nc)
-}
-
-// scratchBuf returns scratch buffer i (0 or 1) with n bytes, owned by the
-// running operation and kept across operations so its pages stay touched.
-func (x *exec) scratchBuf(i, n int) []byte {
-	if cap(x.c.scratch[i]) < n {
-		x.c.scratch[i] = make([]byte, n)
-	}
-	return x.c.scratch[i][:n]
+	return c.conn.Close()
 }

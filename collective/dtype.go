@@ -4,43 +4,28 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/internal/half"
-	"github.com/weft-hpc/weft/internal/reduce"
 )
 
-// DType is the element type of a buffer. The numbering is part of the wire
-// format and of the C ABI of later backends: do not reorder.
-type DType uint8
+// DType is the element type of a buffer: float32, float64, float16
+// (F16), bfloat16 (BF16), int32, int64, uint8. The numbering is part of
+// the wire format and of the C ABI of the native backends.
+type DType = driver.DType
 
+// The element types.
 const (
-	Float32  DType = DType(reduce.Float32)
-	Float64  DType = DType(reduce.Float64)
-	Float16  DType = DType(reduce.Float16)
-	BFloat16 DType = DType(reduce.BFloat16)
-	Int32    DType = DType(reduce.Int32)
-	Int64    DType = DType(reduce.Int64)
-	Uint8    DType = DType(reduce.Uint8)
+	Float32  = driver.Float32
+	Float64  = driver.Float64
+	Float16  = driver.Float16
+	BFloat16 = driver.BFloat16
+	Int32    = driver.Int32
+	Int64    = driver.Int64
+	Uint8    = driver.Uint8
 )
 
 // DTypes lists every supported element type.
 var DTypes = []DType{Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8}
-
-// Size is the size of one element in bytes (0 for an invalid DType).
-func (d DType) Size() int { return reduce.Type(d).Size() }
-
-// Valid reports whether d is a supported element type.
-func (d DType) Valid() bool { return reduce.Type(d).Valid() }
-
-// IsFloat reports whether d is a floating-point type (the types Avg accepts).
-func (d DType) IsFloat() bool {
-	switch d {
-	case Float32, Float64, Float16, BFloat16:
-		return true
-	}
-	return false
-}
-
-func (d DType) String() string { return reduce.Type(d).String() }
 
 // ParseDType parses a type name as printed by String ("float32", "bf16"
 // and the nccl-tests short names "float", "double", "half", "int", "uint8"

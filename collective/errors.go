@@ -3,6 +3,8 @@ package collective
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weft-hpc/weft/collective/driver"
 )
 
 // Sentinel errors. Every error a communicator returns wraps one of them (or
@@ -12,74 +14,46 @@ var (
 	// ErrTimeout: a peer sent nothing for the communicator's timeout
 	// (WEFT_TIMEOUT): it is stopped, hung, cut off, or not taking part in
 	// the operation.
-	ErrTimeout = errors.New("timed out")
+	ErrTimeout = driver.ErrTimeout
 	// ErrPeerLost: a peer's connection broke: its process died, or it
 	// closed its communicator while others still needed it.
-	ErrPeerLost = errors.New("peer lost")
+	ErrPeerLost = driver.ErrPeerLost
 	// ErrMismatch: ranks called different collectives, or the same one with
-	// different arguments (type, count, reduction, root, algorithm).
-	ErrMismatch = errors.New("mismatched collective calls")
-	// ErrAborted: the communicator was aborted, by Abort, by a cancelled
-	// context, or because another rank failed. Recreate the communicator.
-	ErrAborted = errors.New("communicator aborted")
+	// different arguments (type, count, reduction, root, algorithm), or a
+	// message does not fit its receive.
+	ErrMismatch = driver.ErrMismatch
+	// ErrAborted: the communicator was aborted, by Abort, by a context
+	// that ended during an operation, or because another rank failed.
+	// Recreate the communicator.
+	ErrAborted = driver.ErrAborted
 	// ErrClosed: the communicator was closed.
-	ErrClosed = errors.New("communicator closed")
-	// ErrInvalid: the call's arguments are wrong (lengths, root, types).
-	ErrInvalid = errors.New("invalid argument")
+	ErrClosed = driver.ErrClosed
+	// ErrInvalid: the call's arguments are wrong (lengths, root, types,
+	// peer, tag). Such a call was not issued; the communicator goes on.
+	ErrInvalid = driver.ErrInvalid
 	// ErrNotBuilt: the backend was not compiled into this binary, or its
-	// native library is missing on this machine.
-	ErrNotBuilt = errors.New("backend not built")
+	// native library is missing or cannot start under this launcher.
+	ErrNotBuilt = driver.ErrNotBuilt
 )
 
 // OpError is the error every operation returns. It names the operation, the
-// backend, this rank and, when one is to blame, the peer.
+// backend, this process's world rank and, when one is to blame, the peer.
 type OpError struct {
-	Op      string // "allreduce", "send", "init", ...
-	Backend string // "inproc", "tcp", ...
-	Rank    int    // the rank that returns the error, in the communicator's numbering (world numbering for init)
-	Peer    int    // the world rank blamed, -1 when none is
+	Op      string // "allreduce", "send", "open", ...
+	Backend string // "tcp+shm", "tcp", "inproc", "mpi", ...
+	Rank    int    // world rank of the process that returns the error; -1 before it is known
+	Peer    int    // world rank blamed, -1 when none is
 	Err     error
 }
 
 func (e *OpError) Error() string {
+	if e.Rank < 0 {
+		return fmt.Sprintf("collective: %s: %s: %v", e.Backend, e.Op, e.Err)
+	}
 	return fmt.Sprintf("collective: %s rank %d: %s: %v", e.Backend, e.Rank, e.Op, e.Err)
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
-
-// failure is why an endpoint stopped: the first fault any part of it saw,
-// kept and handed to every operation that runs afterwards.
-type failure struct {
-	kind    error  // one of the sentinels
-	culprit int    // world rank blamed, -1 if none
-	origin  int    // world rank that detected it
-	relayed bool   // origin told us in an abort frame
-	msg     string // what happened, naming ranks
-	cause   error  // underlying error (context error, I/O error), may be nil
-}
-
-// text is what happened, without who relayed it: what abort frames carry.
-func (f *failure) text() string {
-	if f.cause != nil {
-		return fmt.Sprintf("%s: %v", f.msg, f.cause)
-	}
-	return f.msg
-}
-
-func (f *failure) Error() string {
-	if f.relayed {
-		return fmt.Sprintf("%s (reported by rank %d)", f.text(), f.origin)
-	}
-	return f.text()
-}
-
-// Unwrap lets errors.Is find both the sentinel and the cause.
-func (f *failure) Unwrap() []error {
-	if f.cause != nil {
-		return []error{f.kind, f.cause}
-	}
-	return []error{f.kind}
-}
 
 // PeerOf returns the world rank an error blames, or -1.
 func PeerOf(err error) int {
@@ -87,9 +61,5 @@ func PeerOf(err error) int {
 	if errors.As(err, &oe) {
 		return oe.Peer
 	}
-	var f *failure
-	if errors.As(err, &f) {
-		return f.culprit
-	}
-	return -1
+	return driver.Culprit(err)
 }

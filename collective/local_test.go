@@ -11,13 +11,13 @@ import (
 	"github.com/weft-hpc/weft/collective/collectivetest"
 )
 
-func local(opts ...collective.Option) func(n int) ([]collective.Communicator, error) {
-	return func(n int) ([]collective.Communicator, error) {
+func local(opts ...collective.Option) func(n int) ([]*collective.Comm, error) {
+	return func(n int) ([]*collective.Comm, error) {
 		cs, err := collective.NewLocal(n, opts...)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]collective.Communicator, n)
+		out := make([]*collective.Comm, n)
 		for i, c := range cs {
 			out[i] = c
 		}
@@ -35,7 +35,7 @@ func TestLocalConformance(t *testing.T) {
 // allreduce, broadcast and allgather take the hierarchical algorithms.
 func TestLocalHierarchical(t *testing.T) {
 	hosts := map[int][]int{3: {0, 1, 1}, 4: {0, 0, 1, 1}, 5: {1, 0, 1, 2, 0}, 7: {0, 0, 0, 1, 1, 2, 2}}
-	collectivetest.Run(t, []int{3, 4, 5, 7}, func(n int) ([]collective.Communicator, error) {
+	collectivetest.Run(t, []int{3, 4, 5, 7}, func(n int) ([]*collective.Comm, error) {
 		return local(collective.WithHosts(hosts[n]), collective.WithChunkBytes(8192))(n)
 	}, collectivetest.Options{Big: 100000, Short: true})
 }

@@ -3,30 +3,26 @@ package collective
 import (
 	"fmt"
 
-	"github.com/weft-hpc/weft/internal/reduce"
+	"github.com/weft-hpc/weft/collective/driver"
 )
 
-// Op is a reduction operation. The zero value is Sum.
-type Op uint8
+// Op is a reduction: Sum, Prod, Min, Max, Avg. The zero value is Sum.
+type Op = driver.Op
 
+// The reductions. Avg is Sum divided by the number of ranks, for floating
+// types only.
 const (
-	Sum  Op = Op(reduce.Sum)
-	Prod Op = Op(reduce.Prod)
-	Min  Op = Op(reduce.Min)
-	Max  Op = Op(reduce.Max)
-	// Avg is Sum divided by the number of ranks; floating types only.
-	Avg Op = Op(reduce.Avg)
+	Sum  = driver.Sum
+	Prod = driver.Prod
+	Min  = driver.Min
+	Max  = driver.Max
+	Avg  = driver.Avg
 )
 
-// Ops lists every reduction operation.
+// Ops lists every reduction.
 var Ops = []Op{Sum, Prod, Min, Max, Avg}
 
-func (o Op) String() string { return reduce.Op(o).String() }
-
-// Valid reports whether o is a known operation.
-func (o Op) Valid() bool { return reduce.Op(o).Valid() }
-
-// ParseOp parses an operation name ("sum", "prod", "min", "max", "avg").
+// ParseOp parses a reduction's name ("sum", "prod", "min", "max", "avg").
 func ParseOp(s string) (Op, error) {
 	for _, o := range Ops {
 		if o.String() == s {

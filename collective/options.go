@@ -7,30 +7,35 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weft-hpc/weft/collective/transport/inproc"
+	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/internal/units"
 )
 
-// Option configures Init and NewLocal. Options override the environment.
+// Option configures Open and NewLocal. Options override the environment.
 type Option func(*options)
 
 type options struct {
 	rank, size int // -1: from the launcher
 	localRank  int
-	master     string // host:port of the rendezvous store
-	rendezvous string
+	backend    string
+	link       float64 // emulated link, Gbit/s; 0: none
 	timeout    *time.Duration
 	token      *string
-	ifAddr     string
 	algo       *string
-	chunk      int
 	sockBuf    *int
+	chunk      int
+	master     string
+	rendezvous string
+	ifAddr     string
 	spin       string
 	congestion string
-	backend    string
 	hosts      []int // NewLocal: pretend ranks sit on these hosts (tests of the hierarchical algorithms)
 	logger     *slog.Logger
 }
+
+// WithBackend chooses Open's backend, as WEFT_BACKEND does: "auto", "tcp",
+// "mpi" or "local".
+func WithBackend(name string) Option { return func(o *options) { o.backend = name } }
 
 // WithRank sets this process's rank and the world size, overriding the
 // launcher's variables.
@@ -39,17 +44,38 @@ func WithRank(rank, size int) Option { return func(o *options) { o.rank, o.size 
 // WithLocalRank sets the rank among the processes on this host.
 func WithLocalRank(r int) Option { return func(o *options) { o.localRank = r } }
 
+// WithTimeout sets how long a silent peer may keep an operation waiting
+// before every rank fails with an error naming it (WEFT_TIMEOUT). Zero
+// disables the limit: a silent peer then blocks until a context ends.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = &d } }
+
+// WithLogger sets where warnings go (refused connections, failures). The
+// default writes to stderr at the level WEFT_LOG names.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithEmulatedLink makes AllReduce, Broadcast, AllToAll and AllToAllV (and
+// their I-forms) take as long as they would over a network card of gbps
+// gigabits per second, to make communication the bottleneck on one
+// machine. The data still moves at the backend's speed; an operation
+// completes no earlier than the emulated link would have carried the bytes
+// this rank sends in the bandwidth-optimal algorithm: 2(n-1)/n of the
+// buffer for an allreduce, the buffer for a broadcast, for an all-to-all
+// the larger of what the rank sends to and receives from the others (a
+// full-duplex card). The link is one FIFO resource per rank, shared by the
+// communicators split from this one; an operation occupies it from when it
+// is issued or the one before leaves it, whichever is later. The wait is a
+// sleep, on the caller's goroutine, in the blocking call or in Wait: it
+// costs no CPU. gbps <= 0 emulates nothing.
+func WithEmulatedLink(gbps float64) Option { return func(o *options) { o.link = gbps } }
+
+// The options of Weft's own transports (backends "tcp" and "local").
+
 // WithMaster sets the host:port where rank 0 serves the rendezvous store
 // (WEFT_MASTER_ADDR and WEFT_MASTER_PORT).
 func WithMaster(hostport string) Option { return func(o *options) { o.master = hostport } }
 
 // WithRendezvous sets a shared-file rendezvous, "file:///path" (WEFT_RENDEZVOUS).
 func WithRendezvous(uri string) Option { return func(o *options) { o.rendezvous = uri } }
-
-// WithTimeout sets how long a silent peer may keep an operation waiting
-// before every rank fails with an error naming it (WEFT_TIMEOUT). Zero
-// disables the limit: a silent peer then blocks until a context ends.
-func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = &d } }
 
 // WithJobToken sets the job identity every connection must present
 // (WEFT_JOB_TOKEN).
@@ -72,7 +98,7 @@ func WithChunkBytes(n int) Option { return func(o *options) { o.chunk = n } }
 func WithSocketBuffer(n int) Option { return func(o *options) { o.sockBuf = &n } }
 
 // WithSpin sets how long an operation waiting for a message polls its
-// socket before it sleeps (WEFT_SPIN): "auto" (the default: 50us when this
+// link before it sleeps (WEFT_SPIN): "auto" (the default: 50us when this
 // host runs no more ranks than it has CPUs; else 200us, giving the CPU
 // away between polls), or a duration ("0" to never poll, "1ms").
 func WithSpin(s string) Option { return func(o *options) { o.spin = s } }
@@ -83,18 +109,25 @@ func WithSpin(s string) Option { return func(o *options) { o.spin = s } }
 // cost throughput on the short, fast links collectives run over.
 func WithTCPCongestion(cc string) Option { return func(o *options) { o.congestion = cc } }
 
-// WithBackend chooses Open's backend, as WEFT_BACKEND does: "auto", "tcp",
-// "mpi" or "local".
-func WithBackend(name string) Option { return func(o *options) { o.backend = name } }
-
-// WithLogger sets where warnings go (refused connections, failures). The
-// default writes to stderr at the level WEFT_LOG names.
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
-
-func buildOptions(opts []Option) (*options, error) {
+// resolve applies opts over the environment's knobs.
+func resolve(opts []Option) (*options, error) {
 	o := &options{rank: -1, size: -1, localRank: -1}
 	for _, f := range opts {
 		f(o)
+	}
+	var err error
+	set := func(dst *string, p *param[string]) {
+		if *dst == "" && err == nil {
+			*dst, err = p.get()
+		}
+	}
+	set(&o.backend, paramBackend)
+	set(&o.rendezvous, paramRendezvous)
+	set(&o.ifAddr, paramIfAddr)
+	set(&o.congestion, paramCongestion)
+	set(&o.spin, paramSpin)
+	if err != nil {
+		return nil, err
 	}
 	if o.timeout == nil {
 		t, err := paramTimeout.get()
@@ -135,41 +168,6 @@ func buildOptions(opts []Option) (*options, error) {
 		n := int(b)
 		o.sockBuf = &n
 	}
-	if o.ifAddr == "" {
-		a, err := paramIfAddr.get()
-		if err != nil {
-			return nil, err
-		}
-		o.ifAddr = a
-	}
-	if o.rendezvous == "" {
-		r, err := paramRendezvous.get()
-		if err != nil {
-			return nil, err
-		}
-		o.rendezvous = r
-	}
-	if o.backend == "" {
-		b, err := paramBackend.get()
-		if err != nil {
-			return nil, err
-		}
-		o.backend = b
-	}
-	if o.congestion == "" {
-		cc, err := paramCongestion.get()
-		if err != nil {
-			return nil, err
-		}
-		o.congestion = cc
-	}
-	if o.spin == "" {
-		sp, err := paramSpin.get()
-		if err != nil {
-			return nil, err
-		}
-		o.spin = sp
-	}
 	if o.spin != "auto" {
 		if _, err := units.ParseDuration(o.spin); err != nil {
 			return nil, fmt.Errorf("collective: WEFT_SPIN=%q: %w", o.spin, err)
@@ -189,53 +187,22 @@ func buildOptions(opts []Option) (*options, error) {
 	return o, nil
 }
 
-func (o *options) config() (config, error) {
-	algo, err := parseAlgo(*o.algo)
-	if err != nil {
-		return config{}, fmt.Errorf("collective: WEFT_ALGO=%q: %w", *o.algo, err)
-	}
-	return config{timeout: *o.timeout, chunk: o.chunk, algo: algo, log: o.logger}, nil
-}
-
-// spinFor resolves the spin setting for a rank that shares its host with
-// localRanks ranks (itself included): polling pays only when every rank has
-// a CPU to poll on.
-func (o *options) spinFor(localRanks int) (time.Duration, bool) {
-	oversub := localRanks > hostCPUs()
-	if o.spin == "auto" {
-		if !oversub {
-			return 50 * time.Microsecond, false
-		}
-		return 200 * time.Microsecond, true
-	}
-	d, _ := units.ParseDuration(o.spin)
-	return d, oversub
-}
-
-// NewLocal returns n communicators over the in-process transport, one per
-// rank, for goroutines of one process: the embedded default for tests and
-// for single-process users. Each must be used from its own goroutine(s),
-// as separate processes would use theirs.
-func NewLocal(n int, opts ...Option) ([]*Comm, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("collective: NewLocal(%d): need at least one rank", n)
-	}
-	o, err := buildOptions(opts)
+// config is what a backend opens with.
+func (o *options) config(l *driver.Launch) (*driver.Config, error) {
+	shmMode, err := paramShm.get()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := o.config()
+	ring, err := paramShmRing.get()
 	if err != nil {
 		return nil, err
 	}
-	if o.hosts != nil && len(o.hosts) != n {
-		return nil, fmt.Errorf("collective: NewLocal(%d) with a host map of %d ranks", n, len(o.hosts))
+	cc := o.congestion
+	if cc == "system" {
+		cc = ""
 	}
-	out := make([]*Comm, n)
-	for i, tr := range inproc.New(n) {
-		ep := newEndpoint(tr, cfg)
-		ep.hosts = o.hosts
-		out[i] = newWorld(ep)
-	}
-	return out, nil
+	return &driver.Config{Launch: l, Timeout: *o.timeout, Logger: o.logger,
+		Master: o.master, Rendezvous: o.rendezvous, Token: *o.token, ListenAddr: o.ifAddr,
+		Algorithm: *o.algo, ChunkBytes: o.chunk, SocketBuffer: *o.sockBuf, Spin: o.spin, Congestion: cc,
+		SharedMemory: shmMode != "off", SharedRing: int(ring), Hosts: o.hosts}, nil
 }

@@ -34,13 +34,13 @@ func TestMain(m *testing.M) {
 // runRole is one rank of a multi-process test.
 func runRole(role string) int {
 	ctx := context.Background()
-	c, l, err := collective.InitLaunch(ctx)
+	c, err := collective.Open(ctx)
 	if err != nil {
 		fmt.Printf("RESULT init-error %v\n", err)
 		return 1
 	}
 	defer c.Close()
-	fmt.Printf("TRANSPORTS rank=%d %s\n", c.Rank(), strings.Join(l.PeerTransports, ","))
+	fmt.Printf("TRANSPORTS rank=%d %s\n", c.Rank(), strings.Join(c.Launch().PeerTransports, ","))
 	switch role {
 	case "conformance":
 		errs := collectivetest.RunRank(ctx, c, collectivetest.Options{Short: os.Getenv("WEFT_TEST_SHORT") != ""})
@@ -119,7 +119,7 @@ func TestConformanceMPI(t *testing.T) {
 		t.Run(fmt.Sprintf("np=%d/shm=%s", np, tc.shm), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, mpirun, "-np", strconv.Itoa(np), "-x", "WEFT_TEST_ROLE=conformance",
+			cmd := exec.CommandContext(ctx, mpirun, "-np", strconv.Itoa(np), "-x", "WEFT_TEST_ROLE=conformance", "-x", "WEFT_BACKEND=tcp",
 				"-x", "WEFT_SHM="+tc.shm, "-x", "WEFT_TEST_SHORT="+map[bool]string{true: "1"}[testing.Short()], os.Args[0])
 			cmd.Env = mpitest.Env()
 			out, err := cmd.CombinedOutput()

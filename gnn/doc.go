@@ -11,7 +11,7 @@
 //   - gnn/dist: one rank's share of a partitioned HDF5 graph (partition
 //     book, local CSR rows and feature rows), the partition-aware
 //     distributed neighbour Source and the sharded feature Store, both over
-//     collective.Communicator.
+//     *collective.Comm.
 //   - gnn/pipeline: training-node orders (shuffle, BGL's proximity-aware
 //     order), the staged pipeline (sampling, feature fetching, training)
 //     with per-stage goroutine pools bound to disjoint CPU sets, bounded

@@ -14,11 +14,11 @@ import (
 // Comm is an NCCL communicator: one rank of a group of devices that run
 // collectives on device buffers, each call queued on a CUDA stream.
 //
-// It does not implement collective.Communicator, whose buffers are Go
+// It does not implement *collective.Comm, whose buffers are Go
 // slices; it is the device-buffer ability beside it (see the package doc).
 // Methods may be called from several goroutines, but NCCL requires every
 // rank to queue collectives in the same order, so concurrent callers must
-// agree on one order everywhere (as with collective.Communicator).
+// agree on one order everywhere (as with *collective.Comm).
 type Comm struct {
 	l       *libraries
 	api     *ncclAPI
@@ -107,19 +107,19 @@ func ncclOp(op collective.Op) int32 {
 // New creates this rank's NCCL communicator over the ranks of cpu, which
 // carries the bootstrap: every rank reports whether it could load NCCL and
 // the CUDA runtime (AllGather of one byte), rank 0 creates the unique id
-// and broadcasts its 128 bytes (collective.Communicator.Broadcast), then
+// and broadcasts its 128 bytes (*collective.Comm.Broadcast), then
 // every rank calls ncclCommInitRankConfig in non-blocking mode and polls
 // ncclCommGetAsyncError. If the ranks have not all joined within the
 // timeout (WithTimeout), or ctx ends, the half-made communicator is
 // aborted (ncclCommAbort) and New returns an error wrapping ErrTimeout or
 // ErrAborted. New is collective over cpu and blocks.
-func New(ctx context.Context, cpu collective.Communicator, opts ...Option) (*Comm, error) {
+func New(ctx context.Context, cpu *collective.Comm, opts ...Option) (*Comm, error) {
 	o := resolve(opts)
 	rank, size := cpu.Rank(), cpu.Size()
 	if o.dev < 0 {
 		o.dev = 0
-		if lc, ok := cpu.(interface{ Launch() *collective.Launch }); ok && lc.Launch() != nil && lc.Launch().LocalRank >= 0 {
-			o.dev = lc.Launch().LocalRank
+		if l := cpu.Launch(); l.LocalRank >= 0 {
+			o.dev = l.LocalRank
 		}
 	}
 	api, err := o.libs.nccl()
@@ -157,7 +157,7 @@ func newComm(o options, api *ncclAPI, a *cudartAPI, h uintptr, rank, size int) *
 // readiness (so a rank without NCCL fails everyone at once, by name), then
 // the Broadcast of rank 0's id. localErr is this rank's failure to load
 // NCCL or create the id; every rank still takes part.
-func exchangeID(ctx context.Context, cpu collective.Communicator, id UniqueID, localErr error) (UniqueID, error) {
+func exchangeID(ctx context.Context, cpu *collective.Comm, id UniqueID, localErr error) (UniqueID, error) {
 	ready := []uint8{1}
 	if localErr != nil {
 		ready[0] = 0
@@ -278,7 +278,7 @@ func (c *Comm) asyncErr() error {
 }
 
 // Request is a collective queued on a stream. Wait and Test follow
-// collective.Request: when Wait's ctx ends first, the communicator is
+// *collective.Request: when Wait's ctx ends first, the communicator is
 // aborted (the peers cannot withdraw the operation). The buffers belong to
 // the device until the request completes.
 type Request struct {
@@ -289,8 +289,6 @@ type Request struct {
 	done bool
 	err  error
 }
-
-var _ collective.Request = (*Request)(nil)
 
 func (r *Request) finish(err error) {
 	r.done, r.err = true, err

@@ -30,9 +30,9 @@
 // library), as in go-nvml, so the lifecycle (library missing, symbol
 // missing, double close) and the bootstrap are tested with a fake.
 //
-// # How Comm relates to collective.Communicator
+// # How Comm relates to *collective.Comm
 //
-// collective.Communicator moves Go slices; Comm moves device memory
+// *collective.Comm moves Go slices; Comm moves device memory
 // (DevicePtr) and queues work on CUDA streams, so it does not implement
 // that interface. It is the optional device-buffer ability STYLE.md
 // describes, kept beside the CPU interface: a CPU Communicator (any Weft
@@ -45,7 +45,7 @@
 //
 // New is collective over the CPU communicator: an AllGather of one byte
 // per rank (can it load NCCL?), rank 0's ncclGetUniqueId broadcast as 128
-// bytes with collective.Communicator.Broadcast, then
+// bytes with *collective.Comm.Broadcast, then
 // ncclCommInitRankConfig with config.blocking = 0, polled with
 // ncclCommGetAsyncError. A peer that never joins makes New fail after the
 // timeout (WithTimeout, WEFT_NCCL_TIMEOUT, default 2 minutes) with
@@ -58,7 +58,7 @@
 //
 // AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Send and Recv
 // queue the operation on a Stream and return a *Request at once (it
-// implements collective.Request): Test polls a CUDA event recorded after
+// implements *collective.Request): Test polls a CUDA event recorded after
 // the operation, Wait polls until done and aborts the communicator when
 // its context ends first, and both report failures NCCL finds in the
 // background. The device buffers belong to the device until the request

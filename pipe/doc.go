@@ -1,6 +1,6 @@
 // Package pipe is SAPipe (NeurIPS 2022, "SAPipe: Staleness-Aware Pipeline
 // for Data Parallel DNN Training"): a data-parallel trainer over a
-// collective.Communicator with three ways of meeting gradients and
+// *collective.Comm with three ways of meeting gradients and
 // updates, bucketed gradient reduction that overlaps compute, and the
 // staleness compensation fused into the optimizer's single pass.
 //
@@ -111,9 +111,9 @@
 // communication (the time the step's consumed reductions occupied the
 // communicator, from issue or the end of the reduction before to
 // completion); exposed communication (the time the step blocked waiting for
-// a reduction). Throttle makes a communicator as slow as a link of a given
-// bandwidth, so that a single machine can show what overlap buys when
-// communication is as long as compute.
+// a reduction). A communicator opened with collective.WithEmulatedLink is
+// as slow as a link of a given bandwidth, so that a single machine can
+// show what overlap buys when communication is as long as compute.
 //
 // # Concurrency
 //

@@ -190,7 +190,7 @@ type bucket struct {
 // reductions run on the communicator's goroutines meanwhile. The model
 // and the communicator belong to it until the last Flush.
 type Trainer struct {
-	comm  collective.Communicator
+	comm  *collective.Comm
 	model *nn.Sequential
 	opt   nn.Optimizer
 	cfg   Config
@@ -216,7 +216,7 @@ type Trainer struct {
 // New makes a trainer for model on comm: it broadcasts rank 0's
 // parameters so every replica starts the same, and sizes opt for the
 // model. Every rank must call it with the same model structure and Config.
-func New(ctx context.Context, comm collective.Communicator, model *nn.Sequential, opt nn.Optimizer, cfg Config) (*Trainer, error) {
+func New(ctx context.Context, comm *collective.Comm, model *nn.Sequential, opt nn.Optimizer, cfg Config) (*Trainer, error) {
 	if cfg.BucketBytes <= 0 {
 		cfg.BucketBytes = 256 << 10
 	}

@@ -76,7 +76,7 @@ func (cfg *Config) IsWorker(r int) bool { return r < cfg.Workers }
 // workers are done; a worker rank calls train with its Worker and closes
 // it afterwards. Run is collective over c (it splits the workers off).
 // It returns the first error of the rank: a failed peer is named in it.
-func Run(ctx context.Context, c collective.Communicator, cfg Config, train func(context.Context, *Worker) error) error {
+func Run(ctx context.Context, c *collective.Comm, cfg Config, train func(context.Context, *Worker) error) error {
 	if err := cfg.check(c.Size()); err != nil {
 		return err
 	}

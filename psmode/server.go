@@ -13,7 +13,7 @@ import (
 // handles one request at a time, fed by one receiving goroutine per worker
 // (there is no any-source receive in collective).
 type server struct {
-	c      collective.Communicator
+	c      *collective.Comm
 	cfg    *Config
 	layout *Layout
 	idx    int // server index
@@ -104,7 +104,7 @@ func (p *bufPool) put(b []float32) {
 	p.mu.Unlock()
 }
 
-func newServer(c collective.Communicator, cfg *Config, layout *Layout, idx int) *server {
+func newServer(c *collective.Comm, cfg *Config, layout *Layout, idx int) *server {
 	s := &server{c: c, cfg: cfg, layout: layout, idx: idx, opt: cfg.Optimizer,
 		events: make(chan *event, 4*cfg.Workers+16), shards: map[int]*shard{},
 		pending: map[int][]*event{}, stats: map[int]*keyStat{}, done: make(chan struct{})}
@@ -393,7 +393,7 @@ func (s *server) migrateOut(k int, sh *shard, to int) error {
 	}
 	delete(s.shards, k)
 	h := &header{hKey: int64(k), hVersion: sh.version, hN: int64(len(sh.w))}
-	rs := []collective.Request{s.c.ISend(h.buf(), to, tagMigHdr(k)), s.c.ISend(collective.Buf(sh.w), to, tagMigData(k))}
+	rs := []*collective.Request{s.c.ISend(h.buf(), to, tagMigHdr(k)), s.c.ISend(collective.Buf(sh.w), to, tagMigData(k))}
 	for _, st := range sh.state {
 		rs = append(rs, s.c.ISend(collective.Buf(st), to, tagMigData(k)))
 	}

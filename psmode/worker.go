@@ -17,7 +17,7 @@ import (
 // a key may be pending at a time. Step, Init and Close must not run
 // concurrently with each other or with Push and Pull.
 type Worker struct {
-	c, wc  collective.Communicator // world, workers
+	c, wc  *collective.Comm // world, workers
 	cfg    *Config
 	layout *Layout
 	table  Table
@@ -70,7 +70,7 @@ func (o *Op) Test() (bool, error) {
 	}
 }
 
-func newWorker(c, wc collective.Communicator, cfg *Config, layout *Layout) *Worker {
+func newWorker(c, wc *collective.Comm, cfg *Config, layout *Layout) *Worker {
 	w := &Worker{c: c, wc: wc, cfg: cfg, layout: layout, table: UniformTable(layout, cfg.Servers),
 		sendMu: make([]sync.Mutex, cfg.serverRanks()), pulls: map[int]*Op{}}
 	if c.Rank() == 0 {
@@ -88,7 +88,7 @@ func (w *Worker) Rank() int { return w.c.Rank() }
 
 // Comm is the communicator of the workers alone, for the workers' own
 // collectives (evaluation, data exchange).
-func (w *Worker) Comm() collective.Communicator { return w.wc }
+func (w *Worker) Comm() *collective.Comm { return w.wc }
 
 // Layout is the keys of the job.
 func (w *Worker) Layout() *Layout { return w.layout }
@@ -176,7 +176,7 @@ func (w *Worker) send(s int, h *header, payload []float32) *Op {
 	r := w.serverRank(s)
 	w.sendMu[s].Lock()
 	r1 := w.c.ISend(h.buf(), r, tagReq)
-	var r2 collective.Request
+	var r2 *collective.Request
 	if payload != nil {
 		r2 = w.c.ISend(collective.Buf(payload), r, tagReqData)
 	}

@@ -73,9 +73,7 @@ or in one process with --local N (goroutine ranks).`,
 			}
 			defer c.Close()
 			out.describe = describe(c)
-			if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
-				fitProcs(wc.Launch())
-			}
+			fitProcs(c.Launch())
 			stop, err := startProfile(cpuProfile, c.Rank())
 			if err != nil {
 				return err
@@ -106,16 +104,9 @@ or in one process with --local N (goroutine ranks).`,
 }
 
 // describe says which backend and launch a communicator runs on.
-func describe(c collective.Communicator) string {
-	backend := "?"
-	if b, ok := c.(interface{ Backend() string }); ok {
-		backend = b.Backend()
-	}
-	if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
-		l := wc.Launch()
-		return fmt.Sprintf("%d ranks (%s, %s, rendezvous %s)", c.Size(), l.Launcher, backend, l.Rendezvous)
-	}
-	return fmt.Sprintf("%d ranks (%s)", c.Size(), backend)
+func describe(c *collective.Comm) string {
+	l := c.Launch()
+	return fmt.Sprintf("%d ranks (%s, %s, rendezvous %s)", c.Size(), l.Launcher, c.Backend(), l.Rendezvous)
 }
 
 // fitProcs gives this rank its share of the host's CPUs when the host runs
@@ -123,8 +114,12 @@ func describe(c collective.Communicator) string {
 // threads of one rank looking for work would otherwise steal the CPU the
 // other ranks need. (A launcher that binds each rank to its cores has the
 // same effect.)
+//
+// Not for the mpi backend: a rank's thread waits inside MPI calls, and with
+// a single P Go's sysmon would take it away during every longer call (see
+// package collective/mpi).
 func fitProcs(l *collective.Launch) {
-	if os.Getenv("GOMAXPROCS") != "" || l.LocalRanks <= 0 {
+	if os.Getenv("GOMAXPROCS") != "" || l.LocalRanks <= 0 || l.Backend == "mpi" {
 		return
 	}
 	if share := max(1, l.HostCPUs/l.LocalRanks); share < runtime.GOMAXPROCS(0) {
@@ -157,7 +152,7 @@ type benchOutput struct {
 	describe string
 }
 
-func (o *benchOutput) run(ctx context.Context, c collective.Communicator) error {
+func (o *benchOutput) run(ctx context.Context, c *collective.Comm) error {
 	var rs []bench.Result
 	if o.print && !o.csv {
 		fmt.Printf("# weft bench %s: %s\n", o.cfg.Op, o.describe)

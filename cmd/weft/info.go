@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,14 +32,7 @@ peer (self, shm or tcp). A quick check of a new launch setup.`,
 				return err
 			}
 			defer c.Close()
-			line := fmt.Sprintf("rank %d/%d %s", c.Rank(), c.Size(), describe(c))
-			if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
-				l := wc.Launch()
-				host, _ := os.Hostname()
-				line = fmt.Sprintf("rank %d/%d local %d launcher %s host %s addr %s backend %s rendezvous %s job %q peers %s",
-					c.Rank(), c.Size(), l.LocalRank, l.Launcher, host, l.AdvertisedAddr, wc.Backend(), l.Rendezvous, l.JobID,
-					strings.Join(l.PeerTransports, ","))
-			}
+			line := launchLine(c)
 			const width = 512
 			mine := make([]byte, width)
 			copy(mine, line)
@@ -61,4 +53,23 @@ peer (self, shm or tcp). A quick check of a new launch setup.`,
 			return nil
 		},
 	}
+}
+
+// launchLine is what weft info prints for a rank: how it was launched, where
+// it runs, and how it reaches its peers, whatever the backend.
+func launchLine(c *collective.Comm) string {
+	l := c.Launch()
+	orNone := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	peers := "-"
+	if l.PeerTransports != nil {
+		peers = strings.Join(l.PeerTransports, ",")
+	}
+	return fmt.Sprintf("rank %d/%d local %d/%d launcher %s host %s addr %s backend %s rendezvous %s job %q peers %s",
+		c.Rank(), c.Size(), l.LocalRank, l.LocalSize, l.Launcher, l.Host, orNone(l.AdvertisedAddr), c.Backend(),
+		orNone(l.Rendezvous), l.JobID, peers)
 }

@@ -110,9 +110,7 @@ assignment with PSLD in one process.`,
 				return err
 			}
 			defer c.Close()
-			if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
-				fitProcs(wc.Launch())
-			}
+			fitProcs(c.Launch())
 			data, err := psbench.LoadData(&f.cfg)
 			if err != nil {
 				return err

@@ -127,8 +127,7 @@ func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*tr
 	return res, nil
 }
 
-func trainRank(ctx context.Context, o trainOpts, comm collective.Communicator, train, test *nn.Dataset) (*trainResult, error) {
-	c := pipe.Throttle(comm, o.gbps)
+func trainRank(ctx context.Context, o trainOpts, c *collective.Comm, train, test *nn.Dataset) (*trainResult, error) {
 	m, shape, _ := o.newModel()
 	opt, _ := o.newOptimizer()
 	tr, err := pipe.New(ctx, c, m, opt, o.cfg)

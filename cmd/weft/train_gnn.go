@@ -24,7 +24,6 @@ import (
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/internal/progress"
 	"github.com/weft-hpc/weft/nn"
-	"github.com/weft-hpc/weft/pipe"
 )
 
 // gnnOptions are the flags of weft train gnn.
@@ -177,7 +176,7 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 			return err
 		}
 		defer stop()
-		comms, err := collective.NewLocal(o.ranks)
+		comms, err := collective.NewLocal(o.ranks, collective.WithEmulatedLink(o.gbps))
 		if err != nil {
 			return err
 		}
@@ -194,7 +193,7 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 		wg.Wait()
 		return errors.Join(errs...)
 	}
-	c, err := collective.Open(ctx)
+	c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))
 	if err != nil {
 		return err
 	}
@@ -245,10 +244,8 @@ func gnnBudget(s string, total int64) (int64, error) {
 }
 
 // trainGNNRank is one rank's training.
-func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator, sum *hdf5io.Summary, fanouts, evalFanouts []int, budget int64) error {
+func trainGNNRank(ctx context.Context, o *gnnOptions, c *collective.Comm, sum *hdf5io.Summary, fanouts, evalFanouts []int, budget int64) error {
 	rank, size := c.Rank(), c.Size()
-	launched := c
-	c = pipe.Throttle(c, o.gbps)
 	shard, err := loadShard(o, size, rank)
 	if err != nil {
 		return err
@@ -292,8 +289,8 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 	local := 1
 	if o.ranks > 0 {
 		local = o.ranks
-	} else if wc, ok := launched.(*collective.Comm); ok && wc.Launch() != nil {
-		local = max(1, wc.Launch().LocalRanks)
+	} else {
+		local = max(1, c.Launch().LocalRanks)
 	}
 	switch o.affinity {
 	case "auto", "":
@@ -437,7 +434,7 @@ func loadShard(o *gnnOptions, size, rank int) (*dist.Shard, error) {
 }
 
 // numClasses is 1 + the largest label of any rank's nodes.
-func numClasses(ctx context.Context, c collective.Communicator, s *dist.Shard) (int, error) {
+func numClasses(ctx context.Context, c *collective.Comm, s *dist.Shard) (int, error) {
 	mx := []int64{0}
 	ids := s.IDs()
 	for i := range ids {
@@ -483,7 +480,7 @@ type gnnTrainer struct {
 	// (--use-labels), zeroed for the batch's seeds before the forward.
 	labelCols int
 	adam      *nn.Adam
-	comm      collective.Communicator
+	comm      *collective.Comm
 	buf       []float32 // gradients * n, then n and loss*n
 	ce        nn.SoftmaxCrossEntropy
 	x         nn.Tensor
@@ -558,7 +555,7 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 
 // evaluate is the accuracy over seeds (this rank's share of a split),
 // sampled by smp (the training fanouts or --eval-fanout), over every rank.
-func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c collective.Communicator, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
+func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c *collective.Comm, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
 	nb := []int64{int64((len(seeds) + batch - 1) / batch)}
 	if err := c.AllReduce(ctx, collective.Buf(nb), collective.Buf(nb), collective.Max); err != nil {
 		return 0, err

@@ -157,7 +157,7 @@ func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
 // newSPNet builds SP-GNN over a shard whose rows end with the encodings'
 // encDim columns (the first posDim of them pos_enc). The standardisation
 // of those columns is taken over every rank's owned rows (collective).
-func newSPNet(ctx context.Context, c collective.Communicator, s *dist.Shard, posDim, encDim int, posInput bool, hidden, classes, layers int, seed uint64) (*spNet, error) {
+func newSPNet(ctx context.Context, c *collective.Comm, s *dist.Shard, posDim, encDim int, posInput bool, hidden, classes, layers int, seed uint64) (*spNet, error) {
 	d := s.FeatDim()
 	off := d - encDim
 	sums := make([]float64, 2*encDim+1)

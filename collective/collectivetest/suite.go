@@ -40,7 +40,7 @@ type Options struct {
 // Case is one check. Run is called on every rank, in the same order.
 type Case struct {
 	Name string
-	Run  func(ctx context.Context, c collective.Communicator) error
+	Run  func(ctx context.Context, c *collective.Comm) error
 }
 
 // Cases returns the suite for communicators of size n.
@@ -50,7 +50,7 @@ func Cases(n int, o Options) []Case {
 		big = 1 << 20
 	}
 	var cs []Case
-	add := func(name string, f func(ctx context.Context, c collective.Communicator) error) {
+	add := func(name string, f func(ctx context.Context, c *collective.Comm) error) {
 		cs = append(cs, Case{Name: name, Run: f})
 	}
 	counts := func(dt collective.DType) []int {
@@ -100,7 +100,7 @@ func Cases(n int, o Options) []Case {
 	}
 	add("allreduce/float32/random/bitwise-identical", randomBitsCase(collective.Float32, big/4+5))
 	add("allreduce/float16/random/bitwise-identical", randomBitsCase(collective.Float16, 1001))
-	add("barrier", func(ctx context.Context, c collective.Communicator) error { return c.Barrier(ctx) })
+	add("barrier", func(ctx context.Context, c *collective.Comm) error { return c.Barrier(ctx) })
 	add("sendrecv/ring", sendRecvCase(1001))
 	add("sendrecv/ring/big", sendRecvCase(big/4+1))
 	add("nonblocking/overlap", nonBlockingCase(big/4+9))
@@ -110,7 +110,7 @@ func Cases(n int, o Options) []Case {
 
 // Run runs the suite for each n on communicators from newComms, all ranks
 // as goroutines of this process, reporting failures on t.
-func Run(t *testing.T, ns []int, newComms func(n int) ([]collective.Communicator, error), o Options) {
+func Run(t *testing.T, ns []int, newComms func(n int) ([]*collective.Comm, error), o Options) {
 	for _, n := range ns {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			comms, err := newComms(n)
@@ -140,7 +140,7 @@ func Run(t *testing.T, ns []int, newComms func(n int) ([]collective.Communicator
 // RunRank runs every case on c, one rank's share of the suite, and returns
 // the failures. It stops at the first case whose collective returns an
 // error (the communicator is then aborted).
-func RunRank(ctx context.Context, c collective.Communicator, o Options) []error {
+func RunRank(ctx context.Context, c *collective.Comm, o Options) []error {
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = time.Minute
@@ -318,8 +318,8 @@ func compare(dt collective.DType, got, want []byte) error {
 	return nil
 }
 
-func allReduceCase(dt collective.DType, op collective.Op, cnt int, inPlace bool) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func allReduceCase(dt collective.DType, op collective.Op, cnt int, inPlace bool) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		send := input(dt, op, c.Rank(), 0, cnt)
 		recv := send
 		if !inPlace {
@@ -337,8 +337,8 @@ func allReduceCase(dt collective.DType, op collective.Op, cnt int, inPlace bool)
 	}
 }
 
-func reduceScatterCase(dt collective.DType, op collective.Op, per int) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func reduceScatterCase(dt collective.DType, op collective.Op, per int) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		n := c.Size()
 		send := input(dt, op, c.Rank(), 0, per*n)
 		recv := make([]byte, per*dt.Size())
@@ -349,8 +349,8 @@ func reduceScatterCase(dt collective.DType, op collective.Op, per int) func(cont
 	}
 }
 
-func reduceCase(dt collective.DType, op collective.Op, cnt, root int) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func reduceCase(dt collective.DType, op collective.Op, cnt, root int) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		send := input(dt, op, c.Rank(), 0, cnt)
 		var recv collective.Buffer
 		var out []byte
@@ -368,8 +368,8 @@ func reduceCase(dt collective.DType, op collective.Op, cnt, root int) func(conte
 	}
 }
 
-func broadcastCase(dt collective.DType, cnt, root int) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func broadcastCase(dt collective.DType, cnt, root int) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		buf := make([]byte, cnt*dt.Size())
 		if c.Rank() == root {
 			buf = input(dt, collective.Sum, root, 0, cnt)
@@ -389,8 +389,8 @@ func vcount(per, r int) int {
 	return per + r*3%5
 }
 
-func allGatherCase(dt collective.DType, per int, v bool) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func allGatherCase(dt collective.DType, per int, v bool) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		n := c.Size()
 		counts := make([]int, n)
 		var want []byte
@@ -416,8 +416,8 @@ func allGatherCase(dt collective.DType, per int, v bool) func(context.Context, c
 	}
 }
 
-func allToAllCase(dt collective.DType, per int, v bool) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func allToAllCase(dt collective.DType, per int, v bool) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		n, me := c.Size(), c.Rank()
 		// Rank s sends cnt(s, d) elements to rank d: block d of its send,
 		// generated from (s, d).
@@ -454,8 +454,8 @@ func allToAllCase(dt collective.DType, per int, v bool) func(context.Context, co
 
 // randomBitsCase reduces random floats (where the order of reduction
 // changes the low bits) and checks that every rank got the same bits.
-func randomBitsCase(dt collective.DType, cnt int) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func randomBitsCase(dt collective.DType, cnt int) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		vals := make([]float64, cnt)
 		s := uint64(c.Rank()*7 + 1)
 		for i := range vals {
@@ -482,8 +482,8 @@ func randomBitsCase(dt collective.DType, cnt int) func(context.Context, collecti
 	}
 }
 
-func sendRecvCase(cnt int) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func sendRecvCase(cnt int) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		n, me := c.Size(), c.Rank()
 		if n == 1 {
 			return nil
@@ -493,7 +493,7 @@ func sendRecvCase(cnt int) func(context.Context, collective.Communicator) error 
 		// another tag is received first.
 		a, b := input(collective.Float32, collective.Sum, me, 0, cnt), input(collective.Float32, collective.Sum, me, 5, cnt)
 		other := []int64{int64(me)}
-		reqs := []collective.Request{
+		reqs := []*collective.Request{
 			c.ISend(collective.Raw(a, collective.Float32), right, 1),
 			c.ISend(collective.Raw(b, collective.Float32), right, 1),
 			c.ISend(collective.Buf(other), right, 2),
@@ -529,8 +529,8 @@ func sendRecvCase(cnt int) func(context.Context, collective.Communicator) error 
 
 // nonBlockingCase issues several operations before waiting for any, and
 // polls with Test.
-func nonBlockingCase(cnt int) func(context.Context, collective.Communicator) error {
-	return func(ctx context.Context, c collective.Communicator) error {
+func nonBlockingCase(cnt int) func(context.Context, *collective.Comm) error {
+	return func(ctx context.Context, c *collective.Comm) error {
 		n, me := c.Size(), c.Rank()
 		dt := collective.Float32
 		x := input(dt, collective.Sum, me, 0, cnt)
@@ -539,7 +539,7 @@ func nonBlockingCase(cnt int) func(context.Context, collective.Communicator) err
 		if me == n-1 {
 			bc = input(dt, collective.Sum, 77, 0, 257)
 		}
-		reqs := []collective.Request{
+		reqs := []*collective.Request{
 			c.IAllReduce(collective.Raw(x, dt), collective.Raw(x, dt), collective.Sum),
 			c.IAllReduce(collective.Raw(y, dt), collective.Raw(y, dt), collective.Max),
 			c.IBroadcast(collective.Raw(bc, dt), n-1),
@@ -588,7 +588,7 @@ func referenceAt(dt collective.DType, op collective.Op, n, off, cnt int) []byte 
 
 // splitCase splits by parity with keys that reverse the order, leaves the
 // last rank out when there are more than two, and reduces in each part.
-func splitCase(ctx context.Context, c collective.Communicator) error {
+func splitCase(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	color := me % 2
 	if n > 2 && me == n-1 {

@@ -1,5 +1,5 @@
 // Package mpi is Weft's backend over the system's MPI library: a Comm that
-// implements collective.Communicator with MPI's own collectives
+// implements *collective.Comm with MPI's own collectives
 // (MPI_Allreduce, MPI_Bcast, MPI_Reduce, MPI_Allgather, MPI_Allgatherv,
 // MPI_Reduce_scatter_block, MPI_Alltoall, MPI_Alltoallv), their
 // non-blocking MPI-3 forms (MPI_Iallreduce, ..., MPI_Ibarrier), point to

@@ -8,14 +8,15 @@ import (
 	"log"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/collective/mpi"
 )
 
-// A data-parallel step under mpirun: average the gradients of every rank.
-// (No Output line: it needs an MPI job, go test only compiles it.)
-func ExampleNew() {
+// A data-parallel step under mpirun, on the system MPI: average the
+// gradients of every rank. A binary built with -tags mpi has the backend;
+// WEFT_BACKEND=mpi (or auto, the default, under mpirun) selects it. (No
+// Output line: it needs an MPI job, go test only compiles it.)
+func Example() {
 	ctx := context.Background()
-	c, err := mpi.New(ctx)
+	c, err := collective.Open(ctx, collective.WithBackend("mpi"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build mpi
 
-package mpi
+package mpi_test
 
 // Checks the conformance suite does not make, run by every rank of the MPI
 // jobs after the suite: the user-defined operations on special and random
@@ -18,12 +18,13 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/mpi"
 	"github.com/weft-hpc/weft/internal/reduce"
 )
 
 type check struct {
 	name string
-	run  func(ctx context.Context, c *Comm) error
+	run  func(ctx context.Context, c *collective.Comm) error
 }
 
 var extras = []check{
@@ -42,7 +43,7 @@ var extras = []check{
 
 // extraChecks runs the checks in order on every rank and stops at the first
 // failure (a failed check may leave c failed).
-func extraChecks(ctx context.Context, c *Comm) []error {
+func extraChecks(ctx context.Context, c *collective.Comm) []error {
 	for _, x := range extras {
 		cctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := x.run(cctx, c)
@@ -66,7 +67,7 @@ var floatTypes = []collective.DType{collective.Float32, collective.Float64, coll
 
 // minMaxSpecials reduces special values (signed zeros, NaNs, infinities,
 // subnormals): every pair of them between ranks 0 and 1.
-func minMaxSpecials(ctx context.Context, c *Comm) error {
+func minMaxSpecials(ctx context.Context, c *collective.Comm) error {
 	n, L := c.Size(), len(specials)
 	input := func(dt collective.DType, r int) []byte {
 		var b []byte
@@ -123,7 +124,7 @@ func minMaxSpecials(ctx context.Context, c *Comm) error {
 // halvesRandom reduces random bit patterns between two ranks, where the
 // result is one application of the kernel and so must equal Weft's bits
 // exactly (with more ranks the order of reduction is MPI's).
-func halvesRandom(ctx context.Context, c *Comm) error {
+func halvesRandom(ctx context.Context, c *collective.Comm) error {
 	if c.Size() != 2 {
 		return nil
 	}
@@ -169,7 +170,7 @@ func v32(r, i int) int32 { return int32(r*100000 + i) }
 
 // inPlace runs the in-place layouts (MPI_IN_PLACE) and overlapping buffers
 // (copied before MPI sees them).
-func inPlace(ctx context.Context, c *Comm) error {
+func inPlace(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	const k = 37
 	sum := func(i int) int32 {
@@ -309,7 +310,7 @@ func inPlace(ctx context.Context, c *Comm) error {
 }
 
 // nonBlockingAll issues every non-blocking form before waiting for any.
-func nonBlockingAll(ctx context.Context, c *Comm) error {
+func nonBlockingAll(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	const k = 1001
 	red := make([]int64, k)
@@ -357,7 +358,7 @@ func nonBlockingAll(ctx context.Context, c *Comm) error {
 		}
 	}
 	a2vOut := make([]int32, len(a2v))
-	reqs := []collective.Request{
+	reqs := []*collective.Request{
 		c.IReduce(collective.Buf(red), redRecv, collective.Sum, 0),
 		c.IAllGather(collective.Buf(ag), collective.Buf(agOut)),
 		c.IAllGatherV(collective.Buf(agv), collective.Buf(agvOut), counts),
@@ -437,7 +438,7 @@ func nonBlockingAll(ctx context.Context, c *Comm) error {
 // goroutines at once (MPI_THREAD_MULTIPLE), one of them with a context
 // that cannot end (the call runs on the caller's goroutine), while a third
 // exchanges messages on the parent.
-func concurrent(ctx context.Context, c *Comm) error {
+func concurrent(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	s1, err := c.Split(ctx, 0, me)
 	if err != nil {
@@ -449,7 +450,7 @@ func concurrent(ctx context.Context, c *Comm) error {
 	}
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
-	for g, s := range []collective.Communicator{s1, s2} {
+	for g, s := range []*collective.Comm{s1, s2} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -501,7 +502,7 @@ func concurrent(ctx context.Context, c *Comm) error {
 
 // openBackend checks the registration: collective.Open picks this backend
 // by name.
-func openBackend(ctx context.Context, c *Comm) error {
+func openBackend(ctx context.Context, c *collective.Comm) error {
 	if !slices.Contains(collective.Backends(), "mpi") {
 		return fmt.Errorf("backends %v lack mpi", collective.Backends())
 	}
@@ -509,9 +510,9 @@ func openBackend(ctx context.Context, c *Comm) error {
 	if err != nil {
 		return err
 	}
-	m, ok := d.(*Comm)
-	if !ok || m.Backend() != "mpi" || d.Rank() != c.Rank() || d.Size() != c.Size() {
-		return fmt.Errorf("Open(mpi) gave %T rank %d of %d", d, d.Rank(), d.Size())
+	l := d.Launch()
+	if d.Backend() != "mpi" || d.Rank() != c.Rank() || d.Size() != c.Size() || l.Backend != "mpi" || l.Rank != c.Rank() || l.LocalRanks < 1 || l.Host == "" {
+		return fmt.Errorf("Open(mpi) gave backend %s rank %d of %d, launch %+v", d.Backend(), d.Rank(), d.Size(), l)
 	}
 	if err := d.Barrier(ctx); err != nil {
 		return err
@@ -535,10 +536,10 @@ func want(err error, kinds ...error) error {
 	return nil
 }
 
-// invalidArgs: misuse returns ErrInvalid and fails the communicator, as in
-// the other backends.
-func invalidArgs(ctx context.Context, c *Comm) error {
-	d, err := New(ctx)
+// invalidArgs: misuse returns ErrInvalid before anything reaches MPI, and
+// the communicator goes on, as in MPI and the other backends.
+func invalidArgs(ctx context.Context, c *collective.Comm) error {
+	d, err := openMPI(ctx)
 	if err != nil {
 		return err
 	}
@@ -551,14 +552,17 @@ func invalidArgs(ctx context.Context, c *Comm) error {
 	} else if err := want(err, collective.ErrInvalid); err != nil {
 		return fmt.Errorf("bad root: %w", err)
 	}
-	if err := want(d.Barrier(ctx), collective.ErrInvalid); err != nil {
+	if err := want(d.Send(ctx, collective.Buf(make([]int32, 1)), 0, -1), collective.ErrInvalid); err != nil {
+		return fmt.Errorf("negative tag: %w", err)
+	}
+	if err := d.Barrier(ctx); err != nil {
 		return fmt.Errorf("after misuse: %w", err)
 	}
 	return d.Close()
 }
 
-func closedComm(ctx context.Context, c *Comm) error {
-	d, err := New(ctx)
+func closedComm(ctx context.Context, c *collective.Comm) error {
+	d, err := openMPI(ctx)
 	if err != nil {
 		return err
 	}
@@ -574,9 +578,10 @@ func closedComm(ctx context.Context, c *Comm) error {
 	return d.Close()
 }
 
-// abortComm: Abort fails the communicator and those split from it, here.
-func abortComm(ctx context.Context, c *Comm) error {
-	d, err := New(ctx)
+// abortComm: Abort fails the communicator and those split from it, here,
+// blaming this rank.
+func abortComm(ctx context.Context, c *collective.Comm) error {
+	d, err := openMPI(ctx)
 	if err != nil {
 		return err
 	}
@@ -585,67 +590,69 @@ func abortComm(ctx context.Context, c *Comm) error {
 		return err
 	}
 	d.Abort()
-	if err := want(s.Barrier(ctx), collective.ErrAborted); err != nil {
-		return fmt.Errorf("split comm after Abort: %w", err)
-	}
-	if err := want(d.AllReduce(ctx, collective.Buf([]int32{1}), collective.Buf([]int32{1}), collective.Sum), collective.ErrAborted); err != nil {
-		return fmt.Errorf("after Abort: %w", err)
+	for what, err := range map[string]error{
+		"split comm after Abort": s.Barrier(ctx),
+		"after Abort":            d.AllReduce(ctx, collective.Buf([]int32{1}), collective.Buf([]int32{1}), collective.Sum),
+	} {
+		if !errors.Is(err, collective.ErrAborted) || collective.PeerOf(err) != c.Rank() {
+			return fmt.Errorf("%s: %v (blames %d), want ErrAborted blaming rank %d", what, err, collective.PeerOf(err), c.Rank())
+		}
 	}
 	return s.Close()
 }
 
-// contextEnds: rank 0 waits for messages that rank 1 sends late, in a
-// blocking Recv (polled), in Wait, and in a large Broadcast from rank 1
-// (a blocking MPI call on a goroutine of its own); all three give up with
-// ErrAborted and the context's error, and later operations fail. Rank 1
-// does come, so MPI completes the abandoned operations and the last Close
-// can still finalise. Rank 1's broadcast, with a context that cannot end,
-// runs on its caller's goroutine.
-func contextEnds(ctx context.Context, c *Comm) error {
+// contextEnds: MPI cannot interrupt a call inside the library, so a
+// blocking call only checks its context before it starts (rank 0's Recv
+// with an ended context fails at once, and fails the communicator), while
+// Wait gives up when its context ends: rank 0 waits for a message and a
+// large broadcast that rank 1 sends late (an IRecv, and an IBroadcast that
+// runs MPI_Bcast on a goroutine of the communicator); both give up with
+// ErrAborted and the context's error. Rank 1 does come, so MPI completes
+// the abandoned calls and the last Close can still finalise.
+func contextEnds(ctx context.Context, c *collective.Comm) error {
 	if c.Size() < 2 {
 		return nil
 	}
-	d1, err := New(ctx)
+	d1, err := openMPI(ctx)
 	if err != nil {
 		return err
 	}
-	d2, err := New(ctx)
+	d2, err := openMPI(ctx)
 	if err != nil {
 		return err
 	}
-	d3, err := New(ctx)
+	d3, err := openMPI(ctx)
 	if err != nil {
 		return err
 	}
-	big := make([]float32, 3*pollBytes/4) // above pollBytes: MPI_Bcast
+	big := make([]float32, 1<<16)
 	for i := range big {
 		big[i] = float32(c.Rank())
 	}
 	switch c.Rank() {
 	case 0:
-		buf := make([]int32, 4)
-		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		err := d1.Recv(cctx, collective.Buf(buf), 1, 7)
+		ended, cancel := context.WithCancel(ctx)
 		cancel()
-		if err := want(err, collective.ErrAborted, context.DeadlineExceeded); err != nil {
-			return fmt.Errorf("recv: %w", err)
+		err := d1.Recv(ended, collective.Buf(make([]int32, 4)), 1, 7)
+		if err := want(err, collective.ErrAborted, context.Canceled); err != nil {
+			return fmt.Errorf("recv with an ended context: %w", err)
 		}
-		if err := want(d1.Barrier(ctx), collective.ErrAborted, context.DeadlineExceeded); err != nil {
+		if err := want(d1.Barrier(ctx), collective.ErrAborted, context.Canceled); err != nil {
 			return fmt.Errorf("after recv: %w", err)
 		}
 		buf2 := make([]int32, 4)
 		r := d2.IRecv(collective.Buf(buf2), 1, 8)
-		cctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
+		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		err = r.Wait(cctx)
 		cancel()
 		if err := want(err, collective.ErrAborted, context.DeadlineExceeded); err != nil {
-			return fmt.Errorf("wait: %w", err)
+			return fmt.Errorf("wait for irecv: %w", err)
 		}
 		cctx, cancel = context.WithTimeout(ctx, 50*time.Millisecond)
-		err = d3.Broadcast(cctx, collective.Buf(big), 1)
+		err = d3.IBroadcast(collective.Buf(big), 1).Wait(cctx)
 		cancel()
 		if err := want(err, collective.ErrAborted, context.DeadlineExceeded); err != nil {
-			return fmt.Errorf("broadcast: %w", err)
+			return fmt.Errorf("wait for ibroadcast: %w", err)
 		}
 	case 1:
 		time.Sleep(300 * time.Millisecond)
@@ -655,7 +662,7 @@ func contextEnds(ctx context.Context, c *Comm) error {
 		if err := d2.Send(ctx, collective.Buf([]int32{5, 6, 7, 8}), 0, 8); err != nil {
 			return err
 		}
-		if err := d3.Broadcast(context.Background(), collective.Buf(big), 1); err != nil {
+		if err := d3.Broadcast(ctx, collective.Buf(big), 1); err != nil {
 			return err
 		}
 	default:
@@ -672,15 +679,12 @@ func contextEnds(ctx context.Context, c *Comm) error {
 	// The late messages have arrived: MPI finishes what rank 0 abandoned.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		reap()
-		lib.abandonedMu.Lock()
-		left := len(lib.abandoned)
-		lib.abandonedMu.Unlock()
-		if left == 0 && lib.active.Load() == 0 {
+		left, calls := mpi.Abandoned()
+		if left == 0 && calls == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("abandoned operations never completed (%d requests, %d calls)", left, lib.active.Load())
+			return fmt.Errorf("abandoned operations never completed (%d requests, %d calls)", left, calls)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -689,12 +693,12 @@ func contextEnds(ctx context.Context, c *Comm) error {
 
 // recvMismatch: a message shorter than the receive buffer, and one longer
 // (MPI_ERR_TRUNCATE), both fail the receive with ErrMismatch.
-func recvMismatch(ctx context.Context, c *Comm) error {
+func recvMismatch(ctx context.Context, c *collective.Comm) error {
 	if c.Size() < 2 {
 		return nil
 	}
 	for _, sent := range []int{5, 9} {
-		d, err := New(ctx)
+		d, err := openMPI(ctx)
 		if err != nil {
 			return err
 		}
@@ -708,7 +712,7 @@ func recvMismatch(ctx context.Context, c *Comm) error {
 			if err := want(err, collective.ErrMismatch); err != nil {
 				return fmt.Errorf("%d elements into 7: %w", sent, err)
 			}
-			var me *Error
+			var me *mpi.Error
 			if sent > 7 && !errors.As(err, &me) {
 				return fmt.Errorf("%d elements into 7: %v is not an MPI error", sent, err)
 			}

@@ -1,6 +1,6 @@
 //go:build mpi
 
-package mpi
+package mpi_test
 
 import (
 	"encoding/binary"
@@ -9,19 +9,21 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/collective/mpi"
 	"github.com/weft-hpc/weft/internal/reduce"
 )
 
 // isNaN reports whether element i of b (type dt) is a NaN.
-func isNaN(dt collective.DType, b []byte, i int) bool {
+func isNaN(dt driver.DType, b []byte, i int) bool {
 	switch dt {
-	case collective.Float32:
+	case driver.Float32:
 		return math.IsNaN(float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))))
-	case collective.Float64:
+	case driver.Float64:
 		return math.IsNaN(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-	case collective.Float16:
+	case driver.Float16:
 		return binary.LittleEndian.Uint16(b[2*i:])&0x7fff > 0x7c00
-	case collective.BFloat16:
+	case driver.BFloat16:
 		return binary.LittleEndian.Uint16(b[2*i:])&0x7fff > 0x7f80
 	}
 	return false
@@ -29,7 +31,7 @@ func isNaN(dt collective.DType, b []byte, i int) bool {
 
 // sameBits compares element by element; two NaNs match whatever their
 // payloads (internal/reduce leaves NaN payloads unspecified).
-func sameBits(dt collective.DType, got, want []byte) (int, bool) {
+func sameBits(dt driver.DType, got, want []byte) (int, bool) {
 	es := dt.Size()
 	for i := 0; i < len(want)/es; i++ {
 		g, w := got[i*es:(i+1)*es], want[i*es:(i+1)*es]
@@ -46,16 +48,16 @@ func sameBits(dt collective.DType, got, want []byte) (int, bool) {
 var specials = []float64{0, math.Copysign(0, -1), 1, -1, math.Inf(1), math.Inf(-1), math.NaN(),
 	2.5, -2.5, 65504, 65520, 6e-8, -6e-8, 1e-40, 3.4e38, -3.4e38, 1 + 1.0/1024, 1 + 1.0/2048, 1 + 1.0/128}
 
-func encodeAs(dt collective.DType, v float64) []byte {
+func encodeAs(dt driver.DType, v float64) []byte {
 	b := make([]byte, dt.Size())
 	switch dt {
-	case collective.Float32:
+	case driver.Float32:
 		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
-	case collective.Float64:
+	case driver.Float64:
 		binary.LittleEndian.PutUint64(b, math.Float64bits(v))
-	case collective.Float16:
+	case driver.Float16:
 		binary.LittleEndian.PutUint16(b, uint16(collective.F16From(float32(v))))
-	case collective.BFloat16:
+	case driver.BFloat16:
 		binary.LittleEndian.PutUint16(b, uint16(collective.BF16From(float32(v))))
 	}
 	return b
@@ -67,7 +69,7 @@ func encodeAs(dt collective.DType, v float64) []byte {
 // random patterns. It needs no MPI job (the kernels are plain C).
 func TestKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	floats := []collective.DType{collective.Float32, collective.Float64, collective.Float16, collective.BFloat16}
+	floats := []driver.DType{driver.Float32, driver.Float64, driver.Float16, driver.BFloat16}
 	for _, dt := range floats {
 		es := dt.Size()
 		// Pairs of specials, in both orders.
@@ -95,10 +97,10 @@ func TestKernels(t *testing.T) {
 				}
 			}
 		}
-		for _, op := range []collective.Op{collective.Sum, collective.Prod, collective.Min, collective.Max} {
+		for _, op := range []driver.Op{driver.Sum, driver.Prod, driver.Min, driver.Max} {
 			inout := append([]byte(nil), b...)
-			if !applyKernel(dt, op, a, inout) {
-				if es == 2 || op == collective.Min || op == collective.Max {
+			if !mpi.ApplyKernel(dt, op, a, inout) {
+				if es == 2 || op == driver.Min || op == driver.Max {
 					t.Errorf("%v %v: no C kernel, MPI's own would give other bits", dt, op)
 				}
 				continue
@@ -112,7 +114,7 @@ func TestKernels(t *testing.T) {
 			// Commutative bit for bit, NaN payloads included: MPI may apply
 			// the operation in either order on different ranks.
 			swapped := append([]byte(nil), a...)
-			applyKernel(dt, op, b, swapped)
+			mpi.ApplyKernel(dt, op, b, swapped)
 			if string(swapped) != string(inout) {
 				t.Errorf("%v %v: not commutative bit for bit", dt, op)
 			}
@@ -125,24 +127,24 @@ func TestKernels(t *testing.T) {
 			a, b = append(a, byte(x)), append(b, byte(y))
 		}
 	}
-	for _, op := range []collective.Op{collective.Min, collective.Max} {
+	for _, op := range []driver.Op{driver.Min, driver.Max} {
 		inout := append([]byte(nil), b...)
-		if !applyKernel(collective.Uint8, op, a, inout) {
+		if !mpi.ApplyKernel(driver.Uint8, op, a, inout) {
 			t.Fatalf("uint8 %v: no C kernel", op)
 		}
 		want := make([]byte, len(a))
 		reduce.Apply(reduce.Uint8, reduce.Op(op), want, a, b)
-		if i, ok := sameBits(collective.Uint8, inout, want); !ok {
+		if i, ok := sameBits(driver.Uint8, inout, want); !ok {
 			t.Errorf("uint8 %v: %d op %d = %d, want %d", op, a[i], b[i], inout[i], want[i])
 		}
 	}
 	// The rest is MPI's own.
-	for _, dt := range []collective.DType{collective.Int32, collective.Int64, collective.Uint8} {
-		for _, op := range []collective.Op{collective.Sum, collective.Prod, collective.Min, collective.Max} {
-			if dt == collective.Uint8 && (op == collective.Min || op == collective.Max) {
+	for _, dt := range []driver.DType{driver.Int32, driver.Int64, driver.Uint8} {
+		for _, op := range []driver.Op{driver.Sum, driver.Prod, driver.Min, driver.Max} {
+			if dt == driver.Uint8 && (op == driver.Min || op == driver.Max) {
 				continue
 			}
-			if applyKernel(dt, op, make([]byte, dt.Size()), make([]byte, dt.Size())) {
+			if mpi.ApplyKernel(dt, op, make([]byte, dt.Size()), make([]byte, dt.Size())) {
 				t.Errorf("%v %v: a C kernel where MPI's own operation was expected", dt, op)
 			}
 		}

@@ -13,49 +13,51 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/internal/launch"
 	"github.com/weft-hpc/weft/internal/reduce"
 )
 
-func init() {
-	collective.Register("mpi", func(ctx context.Context, _ ...collective.Option) (collective.Communicator, error) {
-		c, err := New(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	})
-}
-
-const backend = "mpi"
+// Open is the "mpi" backend: it initialises MPI in this process if
+// nothing has yet (MPI_Init_thread with MPI_THREAD_MULTIPLE, once per
+// process) and returns a world over a duplicate of MPI_COMM_WORLD, so that
+// its traffic never matches another library's. It is collective: every
+// rank of the MPI job must call it, and it blocks until they have; ctx is
+// only checked before.
+//
+// Open fails with an error wrapping driver.ErrNotBuilt if the library
+// grants less than MPI_THREAD_MULTIPLE or the process was started by the
+// other MPI's launcher, and with driver.ErrClosed once MPI has been
+// finalised (by the Close of the last communicator).
+var Open driver.Driver = open
 
 // lib is the process's MPI library: initialised once, finalised when the
-// last Comm closes (MPI allows one initialisation per process).
+// last communicator closes (MPI allows one initialisation per process).
 var lib struct {
 	mu        sync.Mutex
 	started   bool  // weft_init ran, whatever came of it
 	err       error // why MPI cannot be used, once started
 	own       bool  // this package initialised MPI, so it finalises it
 	finalized bool
-	users     int // Comms not yet closed
+	users     int // conns not yet closed
 
-	active atomic.Int64 // operations inside an MPI call on any Comm
+	active atomic.Int64 // calls inside MPI, on any conn
 
 	abandonedMu sync.Mutex
-	abandoned   map[*request]struct{} // given up on while MPI still owns their buffers
+	abandoned   map[*pending]struct{} // given up on while MPI still owns their buffers
 }
 
-// Error is an error code returned by the MPI library. It wraps the
-// collective sentinel of its class: ErrInvalid for argument classes
-// (MPI_ERR_COUNT, MPI_ERR_TYPE, ...), ErrMismatch for MPI_ERR_TRUNCATE,
-// ErrAborted for the rest.
+// Error is an error code returned by the MPI library. It wraps the driver
+// sentinel of its class: ErrInvalid for argument classes (MPI_ERR_COUNT,
+// MPI_ERR_TYPE, ...), ErrMismatch for MPI_ERR_TRUNCATE, ErrAborted for the
+// rest.
 type Error struct {
 	Code  int    // the code the MPI call returned
 	Class int    // its class (MPI_Error_class)
@@ -73,14 +75,20 @@ func mpiError(rc C.int) *Error {
 	buf := make([]byte, C.MPI_MAX_ERROR_STRING+1)
 	var n, cls, kind C.int
 	C.weft_error_info(rc, (*C.char)(unsafe.Pointer(&buf[0])), &n, &cls, &kind)
-	e := &Error{Code: int(rc), Class: int(cls), Msg: cstring(buf, n), kind: collective.ErrAborted}
+	e := &Error{Code: int(rc), Class: int(cls), Msg: cstring(buf, n), kind: driver.ErrAborted}
 	switch kind {
 	case C.WEFT_KIND_INVALID:
-		e.kind = collective.ErrInvalid
+		e.kind = driver.ErrInvalid
 	case C.WEFT_KIND_MISMATCH:
-		e.kind = collective.ErrMismatch
+		e.kind = driver.ErrMismatch
 	}
 	return e
+}
+
+// failure is the error of an MPI call that returned rc.
+func failure(what string, rc C.int) *driver.Failure {
+	e := mpiError(rc)
+	return &driver.Failure{Kind: e.kind, Culprit: -1, Origin: -1, Msg: what + " returned an error", Cause: e}
 }
 
 // cstring is the text of the first n bytes of buf, up to a NUL.
@@ -92,116 +100,73 @@ func cstring(buf []byte, n C.int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// failure is why a world stopped (or why one call failed): a sentinel, what
-// happened, and the underlying error.
-type failure struct {
-	kind  error // one of collective's sentinels
-	msg   string
-	cause error // an *Error, a context's error, or nil
-}
-
-func (f *failure) Error() string {
-	if f.cause != nil {
-		return f.msg + ": " + f.cause.Error()
-	}
-	return f.msg
-}
-
-func (f *failure) Unwrap() []error {
-	if f.cause != nil {
-		return []error{f.kind, f.cause}
-	}
-	return []error{f.kind}
-}
-
-// world is the failure domain of a communicator created by New and of every
-// communicator split from it: the first failure fails them all.
+// world is what the conns of one Open share: the failure Abort set.
 type world struct {
-	once   sync.Once
-	f      *failure
-	failed chan struct{} // closed once f is set
+	failed atomic.Pointer[driver.Failure]
 }
 
-func newWorld() *world { return &world{failed: make(chan struct{})} }
-
-func (w *world) fail(f *failure) {
-	w.once.Do(func() {
-		w.f = f
-		close(w.failed)
-	})
-}
-
-func (w *world) failure() *failure {
-	select {
-	case <-w.failed:
-		return w.f
-	default:
-		return nil
-	}
-}
-
-// Comm is a communicator over the system's MPI library. It implements
-// collective.Communicator with MPI's own collectives; the package doc says
-// where MPI makes it differ from the interface's contract.
-type Comm struct {
+// conn is one rank's part of a communicator over MPI.
+type conn struct {
 	w     *world
 	comm  C.MPI_Comm
 	rank  int
 	size  int
 	tagUB int
-	order chan struct{} // one token: held while a collective is issued, and by a blocking one until it returns
 
 	mu      sync.Mutex
-	closed  bool
-	active  int                   // operations inside an MPI call (or waiting for the order token)
-	pending map[*request]struct{} // non-blocking operations issued and not yet complete
-	lost    int                   // requests abandoned while MPI still runs them
+	pending map[*pending]struct{} // Sends and Recvs started and not yet complete
+	lost    int                   // pendings abandoned while MPI still runs them
 }
 
-var _ collective.Communicator = (*Comm)(nil)
+var (
+	_ driver.Conn            = (*conn)(nil)
+	_ driver.Limiter         = (*conn)(nil)
+	_ driver.JobAborter      = (*conn)(nil)
+	_ driver.Uninterruptible = (*conn)(nil)
+)
 
-// New initialises MPI in this process if nothing has yet (MPI_Init_thread
-// with MPI_THREAD_MULTIPLE, once per process) and returns a new world
-// communicator: a duplicate of MPI_COMM_WORLD, so that its traffic never
-// matches another library's. New is collective: every rank of the MPI job
-// must call it, and it blocks until they have; ctx is only checked before.
-//
-// New fails with an error wrapping collective.ErrNotBuilt if the library
-// grants less than MPI_THREAD_MULTIPLE or the process was started by the
-// other MPI's launcher, and with collective.ErrClosed once MPI has been
-// finalised (by the Close of the last Comm).
-func New(ctx context.Context) (*Comm, error) {
+func open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, initError(&failure{kind: collective.ErrAborted, msg: "context ended before MPI initialisation", cause: err})
+		return nil, &driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1, Msg: "the context ended before MPI initialisation", Cause: err}
 	}
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
 	if err := startLocked(); err != nil {
-		return nil, initError(err)
+		return nil, err
 	}
-	if err := checkLauncher(); err != nil {
-		return nil, initError(err)
+	l := cfg.Launch
+	if err := checkLauncher(l); err != nil {
+		return nil, err
 	}
 	var comm C.MPI_Comm
 	if rc := C.weft_comm_dup(C.weft_comm_world(), &comm); rc != 0 {
-		return nil, initError(&failure{kind: collective.ErrAborted, msg: "MPI_Comm_dup of MPI_COMM_WORLD failed", cause: mpiError(rc)})
+		return nil, failure("MPI_Comm_dup of MPI_COMM_WORLD", rc)
 	}
-	c, err := newCommLocked(comm, newWorld())
+	c, err := newConnLocked(comm, &world{})
 	if err != nil {
 		C.weft_comm_free(&comm)
-		return nil, initError(err)
+		return nil, err
+	}
+	l.Backend, l.Rendezvous = "mpi", "mpi"
+	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(2)
+		cfg.Logger.Info("weft: mpi backend: GOMAXPROCS raised to 2, so that Go's sysmon leaves MPI calls their P (set GOMAXPROCS to choose)")
+	}
+	var lr, ls C.int
+	if rc := C.weft_local_info(comm, &lr, &ls); rc == 0 {
+		l.LocalRanks = int(ls)
+		if l.LocalRank < 0 {
+			l.LocalRank, l.LocalSize = int(lr), int(ls)
+		}
 	}
 	return c, nil
-}
-
-func initError(err error) error {
-	return &collective.OpError{Op: "init", Backend: backend, Rank: -1, Peer: -1, Err: err}
 }
 
 // startLocked initialises MPI once. lib.mu is held.
 func startLocked() error {
 	if lib.finalized {
-		return &failure{kind: collective.ErrClosed, msg: "MPI was finalized when the last communicator closed; a process can initialise it only once"}
+		return &driver.Failure{Kind: driver.ErrClosed, Culprit: -1, Origin: -1,
+			Msg: "MPI was finalized when the last communicator closed; a process can initialise it only once"}
 	}
 	if lib.started {
 		return lib.err
@@ -209,12 +174,14 @@ func startLocked() error {
 	lib.started = true
 	var provided, own C.int
 	if rc := C.weft_init(&provided, &own); rc != 0 {
-		lib.err = &failure{kind: collective.ErrNotBuilt, msg: "MPI_Init_thread failed", cause: mpiError(rc)}
+		f := failure("MPI_Init_thread", rc)
+		f.Kind = driver.ErrNotBuilt
+		lib.err = f
 		return lib.err
 	}
 	lib.own = own != 0
 	if want := C.weft_thread_multiple(); provided < want {
-		lib.err = &failure{kind: collective.ErrNotBuilt, msg: fmt.Sprintf(
+		lib.err = &driver.Failure{Kind: driver.ErrNotBuilt, Culprit: -1, Origin: -1, Msg: fmt.Sprintf(
 			"the MPI library grants thread level %d, and the mpi backend needs MPI_THREAD_MULTIPLE (%d): use an MPI built with thread support", provided, want)}
 		if lib.own {
 			C.weft_finalize(1)
@@ -223,7 +190,9 @@ func startLocked() error {
 		return lib.err
 	}
 	if rc := C.weft_setup(own); rc != 0 {
-		lib.err = &failure{kind: collective.ErrNotBuilt, msg: "MPI_Op_create failed", cause: mpiError(rc)}
+		f := failure("MPI_Op_create", rc)
+		f.Kind = driver.ErrNotBuilt
+		lib.err = f
 		return lib.err
 	}
 	return nil
@@ -232,40 +201,38 @@ func startLocked() error {
 // checkLauncher catches a binary started by another MPI's launcher (built
 // for Open MPI, run by MPICH's mpiexec, or the reverse): each process then
 // initialises alone, as a world of one, and would compute alone.
-func checkLauncher() error {
-	info, err := launch.Detect(os.Getenv)
-	if err != nil || info.Launcher != launch.OpenMPI && info.Launcher != launch.MPICH {
+func checkLauncher(l *driver.Launch) error {
+	if l.Launcher != launch.OpenMPI && l.Launcher != launch.MPICH {
 		return nil
 	}
 	var rank, size, ub C.int
 	if rc := C.weft_comm_info(C.weft_comm_world(), &rank, &size, &ub); rc != 0 {
-		return &failure{kind: collective.ErrAborted, msg: "MPI_Comm_size of MPI_COMM_WORLD failed", cause: mpiError(rc)}
+		return failure("MPI_Comm_size of MPI_COMM_WORLD", rc)
 	}
-	if int(size) == info.Size {
+	if int(size) == l.Size {
 		return nil
 	}
-	lib := "Open MPI (run it with Open MPI's mpirun, or build with -tags mpi,mpich)"
+	built := "Open MPI (run it with Open MPI's mpirun, or build with -tags mpi,mpich)"
 	if isMPICH {
-		lib = "MPICH (run it with mpiexec.mpich, or build with -tags mpi for Open MPI)"
+		built = "MPICH (run it with mpiexec.mpich, or build with -tags mpi for Open MPI)"
 	}
-	return &failure{kind: collective.ErrNotBuilt, msg: fmt.Sprintf(
-		"the %s launcher started %d processes, but MPI_COMM_WORLD has %d: this binary is linked against %s", info.Launcher, info.Size, size, lib)}
+	return &driver.Failure{Kind: driver.ErrNotBuilt, Culprit: -1, Origin: -1, Msg: fmt.Sprintf(
+		"the %s launcher started %d processes, but MPI_COMM_WORLD has %d: this binary is linked against %s", l.Launcher, l.Size, size, built)}
 }
 
-// newCommLocked wraps an MPI communicator and counts it as a user of the
+// newConnLocked wraps an MPI communicator and counts it as a user of the
 // library. lib.mu is held.
-func newCommLocked(comm C.MPI_Comm, w *world) (*Comm, error) {
+func newConnLocked(comm C.MPI_Comm, w *world) (*conn, error) {
 	var rank, size, ub C.int
 	if rc := C.weft_comm_info(comm, &rank, &size, &ub); rc != 0 {
-		return nil, &failure{kind: collective.ErrAborted, msg: "MPI_Comm_rank or MPI_Comm_size failed", cause: mpiError(rc)}
+		return nil, failure("MPI_Comm_rank or MPI_Comm_size", rc)
 	}
 	lib.users++
-	return &Comm{w: w, comm: comm, rank: int(rank), size: int(size), tagUB: int(ub),
-		order: make(chan struct{}, 1), pending: make(map[*request]struct{})}, nil
+	return &conn{w: w, comm: comm, rank: int(rank), size: int(size), tagUB: int(ub), pending: make(map[*pending]struct{})}, nil
 }
 
 // Library returns the MPI library's version string
-// (MPI_Get_library_version), which may be called before New.
+// (MPI_Get_library_version), which may be called before Open.
 func Library() string {
 	buf := make([]byte, C.MPI_MAX_LIBRARY_VERSION_STRING+1)
 	var n C.int
@@ -273,244 +240,450 @@ func Library() string {
 	return cstring(buf, n)
 }
 
-// Rank is this process's rank in c.
-func (c *Comm) Rank() int { return c.rank }
+func (c *conn) Rank() int    { return c.rank }
+func (c *conn) Size() int    { return c.size }
+func (c *conn) Name() string { return "mpi" }
 
-// Size is the number of ranks of c.
-func (c *Comm) Size() int { return c.size }
+// MaxTag is the library's MPI_TAG_UB (2^31-1 in Open MPI 4.1, 2^28-1 in
+// MPICH 4.0; at least 32767 anywhere).
+func (c *conn) MaxTag() int { return c.tagUB }
 
-// Backend returns "mpi".
-func (c *Comm) Backend() string { return backend }
+// MaxCount: MPI counts and displacements are C ints.
+func (c *conn) MaxCount() int { return math.MaxInt32 }
 
-// TagUB is the largest tag Send and Recv accept: the MPI library's
-// MPI_TAG_UB (2^31-1 in Open MPI 4.1, 2^28-1 in MPICH 4.0; at least 32767
-// anywhere).
-func (c *Comm) TagUB() int { return c.tagUB }
+// Uninterruptible: a call inside MPI runs until MPI returns it.
+func (c *conn) Uninterruptible() {}
 
-func (c *Comm) opErr(name string, err error) error {
-	return &collective.OpError{Op: name, Backend: backend, Rank: c.rank, Peer: -1, Err: err}
-}
+// --- running calls ---------------------------------------------------------
 
-// invalid fails the world with ErrInvalid, as the other backends do: the
-// call was not issued here, so the peers that issued it are out of step.
-func (c *Comm) invalid(name, format string, a ...any) error {
-	f := &failure{kind: collective.ErrInvalid, msg: fmt.Sprintf("rank %d: %s: ", c.rank, name) + fmt.Sprintf(format, a...)}
-	c.w.fail(f)
-	return c.opErr(name, f)
-}
-
-// mpiFail turns an MPI error code into the caller's error and fails the
-// world: after an error inside a collective the ranks are out of step.
-func (c *Comm) mpiFail(name string, rc C.int) error {
-	f := &failure{kind: collective.ErrAborted, msg: fmt.Sprintf("rank %d: %s: the MPI library returned an error", c.rank, name), cause: mpiError(rc)}
-	f.kind = f.cause.(*Error).kind
-	c.w.fail(f)
-	return c.opErr(name, f)
-}
-
-// ctxFail fails the world because ctx ended while an operation was in
-// flight: MPI cannot withdraw it, and the peers may wait for it forever.
-func (c *Comm) ctxFail(ctx context.Context, name string) error {
-	f := &failure{kind: collective.ErrAborted, msg: fmt.Sprintf("rank %d gave up waiting in %s", c.rank, name), cause: context.Cause(ctx)}
-	c.w.fail(f)
-	return c.opErr(name, f)
-}
-
-// --- issuing operations ------------------------------------------------------
-
-// op is one checked operation, ready for MPI.
-type op struct {
-	name string                         // the Op of errors: "allreduce", "send", ...
-	coll bool                           // a collective: issued in order under the order token
-	poll bool                           // the blocking method runs the MPI_I* form and polls (see run)
-	mem  []unsafe.Pointer               // Go memory MPI reads or writes: pinned while a non-blocking call runs
-	call func(req *C.MPI_Request) C.int // the MPI call: blocking when req is nil, else the MPI_I* form
-
-	recvDT C.int // receives: the type, for counting what arrived
-	want   int   // receives: the elements expected
-	got    C.int // receives: the elements that arrived (-1: not a whole number)
-
-	after func() // on success: Avg's division
-}
-
-// begin admits an operation on c, or says why not.
-func (c *Comm) begin(name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f := c.w.failure(); f != nil {
-		return c.opErr(name, f)
-	}
-	if c.closed {
-		return c.opErr(name, collective.ErrClosed)
-	}
-	c.active++
-	lib.active.Add(1)
-	return nil
-}
-
-func (c *Comm) end() {
-	c.mu.Lock()
-	c.active--
-	c.mu.Unlock()
-	lib.active.Add(-1)
-}
-
-// takeOrder waits for the order token, the right to issue a collective.
-func (c *Comm) takeOrder(ctx context.Context, name string) error {
+// Run makes the blocking MPI call of a on the caller's goroutine. MPI
+// cannot interrupt it: ctx is checked before the call only.
+func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 	select {
-	case c.order <- struct{}{}:
-		return nil
+	case <-ctx.Done():
+		return &driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1,
+			Msg: fmt.Sprintf("rank %d: the context ended before %v started", c.rank, a.Kind), Cause: context.Cause(ctx)}
 	default:
 	}
-	select {
-	case c.order <- struct{}{}:
-		return nil
-	case <-c.w.failed:
-		return c.opErr(name, c.w.failure())
-	case <-ctx.Done():
-		return c.ctxFail(ctx, name)
+	keepScheduled(len(a.Send) + len(a.Recv))
+	lib.active.Add(1)
+	err := c.run(a)
+	lib.active.Add(-1)
+	if err == nil && a.Op == driver.Avg && len(a.Recv) > 0 {
+		reduce.Scale(reduce.Type(a.DType), a.Recv, c.size) // Avg is MPI's sum, divided here as the other backends do
 	}
+	return err
 }
 
-// complete turns the end of an operation into its error, and runs its
-// finishing step.
-func (c *Comm) complete(o *op, rc C.int) error {
+func (c *conn) run(a *driver.Call) error {
+	dt, n := ctype(a.DType), C.int(a.Count)
+	s, r := addr(a.Send), addr(a.Recv)
+	var rc C.int
+	switch a.Kind {
+	case driver.AllReduce:
+		in := at(a.Send, a.Recv, 0)
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		rc = C.weft_allreduce(s, r, n, dt, cop(a.Op), flag(in), c.comm)
+	case driver.Broadcast:
+		rc = C.weft_bcast(r, n, dt, C.int(a.Root), c.comm)
+	case driver.Reduce:
+		in := at(a.Send, a.Recv, 0)
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		rc = C.weft_reduce(s, r, n, dt, cop(a.Op), C.int(a.Root), flag(in), c.comm)
+	case driver.AllGather, driver.Split:
+		in := at(a.Send, a.Recv, c.rank*len(a.Send))
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		rc = C.weft_allgather(s, r, n, dt, flag(in), c.comm)
+	case driver.AllGatherV:
+		cnt, displ := cints(a.Counts)
+		in := at(a.Send, a.Recv, int(displ[c.rank])*a.DType.Size())
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		rc = C.weft_allgatherv(s, C.int(a.Counts[c.rank]), r, &cnt[0], &displ[0], dt, flag(in), c.comm)
+	case driver.ReduceScatter:
+		// MPI's in-place layout (the result in the first block of the
+		// input) is not Weft's, so overlapping buffers go through a copy.
+		rc = C.weft_reduce_scatter_block(addr(sendOf(a.Send, a.Recv)), r, n, dt, cop(a.Op), c.comm)
+	case driver.AllToAll:
+		in := at(a.Send, a.Recv, 0)
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		rc = C.weft_alltoall(s, r, n, dt, flag(in), c.comm)
+	case driver.AllToAllV:
+		sc, sd := cints(a.Counts)
+		rcn, rd := cints(a.RecvCounts)
+		in := at(a.Send, a.Recv, 0)
+		for i := range sc {
+			in = in && sc[i] == rcn[i]
+		}
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		rc = C.weft_alltoallv(s, &sc[0], &sd[0], r, &rcn[0], &rd[0], dt, flag(in), c.comm)
+	case driver.Barrier:
+		rc = C.weft_barrier(c.comm)
+	case driver.Send:
+		rc = C.weft_send(s, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil)
+	case driver.Recv:
+		var got C.int
+		rc = C.weft_recv(r, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil, &got)
+		if rc == 0 {
+			return c.received(a, got)
+		}
+	default:
+		return &driver.Failure{Kind: driver.ErrInvalid, Culprit: -1, Origin: -1, Msg: fmt.Sprintf("the mpi backend has no %v", a.Kind)}
+	}
 	if rc != 0 {
-		return c.mpiFail(o.name, rc)
-	}
-	if o.recvDT != 0 && int(o.got) != o.want {
-		f := &failure{kind: collective.ErrMismatch, msg: fmt.Sprintf(
-			"rank %d: %s: the message holds %s, the receive buffer %d (mismatched send and recv)", c.rank, o.name, elements(int(o.got)), o.want)}
-		c.w.fail(f)
-		return c.opErr(o.name, f)
-	}
-	if o.after != nil {
-		o.after()
+		return failure(mpiName[a.Kind], rc)
 	}
 	return nil
 }
 
-func elements(n int) string {
-	if n < 0 {
-		return "a partial element"
+// keepScheduled makes the calling goroutine pass through the Go scheduler
+// about once a millisecond of MPI work. Go's sysmon takes the P away from a
+// goroutine that has run on it for 10 ms without being scheduled, and a
+// goroutine that only makes cgo calls never is: from then on sysmon hands
+// the P to another thread during every call that spans two of its 20 us
+// ticks, and the threads it wakes share the rank's core with MPI's busy
+// polling. Measured on np 2 (docs/BENCHMARKS.md): a 64 KiB MPI_Allreduce
+// takes 24.7 us from Go without this and 16.8 us with it, as from C. The
+// work is estimated from the bytes, one unit a call plus one a 4 KiB, and
+// a yield (about 0.2 us) is due every 2048 units: every 2048 small calls,
+// every 120 of 64 KiB, every call of 8 MiB and more.
+func keepScheduled(bytes int) {
+	if sched.due.Add(1+int64(bytes>>12)) > 2048 {
+		sched.due.Store(0)
+		runtime.Gosched()
 	}
-	return fmt.Sprintf("%d elements", n)
 }
 
-// pollBytes is the size up to which a blocking collective runs as its
-// non-blocking form polled on the caller's goroutine: measured here, that
-// costs about 1 us more than the blocking MPI call, where a hand-off to
-// another goroutine costs 3 us, and 40 to 80 us when ranks outnumber cores;
-// above it, MPI's blocking algorithms are up to twice as fast as its
-// non-blocking ones (Open MPI's libnbc) and the hand-off is noise. The
-// choice depends only on sizes every rank computes alike, never on the
-// context, because MPI does not match a blocking collective with a
-// non-blocking one.
-const pollBytes = 32 << 10
+var sched struct{ due atomic.Int64 }
 
-func small(n int, dt collective.DType) bool { return n*dt.Size() <= pollBytes }
+// mpiName is the MPI function each kind calls, for errors.
+var mpiName = map[driver.Kind]string{
+	driver.AllReduce: "MPI_Allreduce", driver.Broadcast: "MPI_Bcast", driver.Reduce: "MPI_Reduce",
+	driver.AllGather: "MPI_Allgather", driver.Split: "MPI_Allgather", driver.AllGatherV: "MPI_Allgatherv",
+	driver.ReduceScatter: "MPI_Reduce_scatter_block", driver.AllToAll: "MPI_Alltoall", driver.AllToAllV: "MPI_Alltoallv",
+	driver.Barrier: "MPI_Barrier", driver.Send: "MPI_Send", driver.Recv: "MPI_Recv",
+}
 
-// run makes a blocking call. Small collectives and point-to-point calls
-// issue the MPI_I* form and Wait for it, which honours ctx. Others make
-// the blocking MPI call: on the caller's goroutine when ctx cannot end,
-// else on a goroutine of its own, so that the caller can return when ctx
-// ends or the world fails; MPI then keeps running the call (and using the
-// buffers) until it returns, if ever.
-func (c *Comm) run(ctx context.Context, o *op, err error) error {
-	if err != nil {
-		return err
+// received checks the length of a message that arrived: MPI does not
+// check it (only a longer one fails, with MPI_ERR_TRUNCATE).
+func (c *conn) received(a *driver.Call, got C.int) error {
+	if int(got) == a.Count {
+		return nil
 	}
-	if o.poll {
-		return c.startCtx(ctx, o).Wait(ctx)
+	what := fmt.Sprintf("%d elements", got)
+	if got < 0 {
+		what = "a partial element"
 	}
-	if err := c.begin(o.name); err != nil {
-		return err
+	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: -1, Origin: -1, Msg: fmt.Sprintf(
+		"rank %d sent %s where the receive holds %d (mismatched send and recv)", a.Peer, what, a.Count)}
+}
+
+// --- point to point, non-blocking -------------------------------------------
+
+// pending is a Send or Recv MPI holds: its request, and the pins that keep
+// its Go buffer alive and in place while MPI has its address (C may keep
+// Go pointers only to pinned memory).
+type pending struct {
+	c   *conn
+	a   *driver.Call
+	req *C.MPI_Request // an allocation of its own: cgo checks the whole object a pointer argument points into
+	pin runtime.Pinner
+
+	mu   sync.Mutex // one MPI_Test at a time on req
+	done atomic.Bool
+	err  error // set before done
+}
+
+// Start is MPI_Isend or MPI_Irecv.
+func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
+	p := &pending{c: c, a: a, req: new(C.MPI_Request)}
+	buf := a.Send
+	if a.Kind == driver.Recv {
+		buf = a.Recv
 	}
-	if o.coll {
-		if err := c.takeOrder(ctx, o.name); err != nil {
-			c.end()
+	if b := addr(buf); b != nil {
+		p.pin.Pin(b)
+	}
+	var rc C.int
+	dt, n, peer, tag := ctype(a.DType), C.int(a.Count), C.int(a.Peer), C.int(a.Tag)
+	if a.Kind == driver.Send {
+		rc = C.weft_send(addr(buf), n, dt, peer, tag, c.comm, p.req)
+	} else {
+		rc = C.weft_recv(addr(buf), n, dt, peer, tag, c.comm, p.req, nil)
+	}
+	if rc != 0 {
+		p.pin.Unpin()
+		return nil, failure(strings.Replace(mpiName[a.Kind], "MPI_", "MPI_I", 1), rc)
+	}
+	c.mu.Lock()
+	c.pending[p] = struct{}{}
+	c.mu.Unlock()
+	return p, nil
+}
+
+// Test is MPI_Test. Once the world has been aborted, a call MPI has not
+// completed reports that failure (and is abandoned: MPI keeps its buffer).
+func (p *pending) Test() (bool, error) {
+	if p.done.Load() {
+		return true, p.err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done.Load() || p.poll() {
+		return true, p.err
+	}
+	if f := p.c.w.failed.Load(); f != nil {
+		p.abandonLocked(f)
+		return true, p.err
+	}
+	return false, nil
+}
+
+// Wait polls MPI_Test until the call completes: MPI moves non-blocking
+// calls forward inside its calls, so a waiter tests in a tight loop at
+// first, then yields the CPU between tests (ranks may outnumber cores),
+// then naps between them. If ctx ends first the call is abandoned.
+func (p *pending) Wait(ctx context.Context) error {
+	var start time.Time
+	for spins := 0; ; spins++ {
+		if done, err := p.Test(); done {
 			return err
 		}
-	}
-	if ctx.Done() == nil {
-		rc := o.call(nil)
-		c.release(o)
-		return c.complete(o, rc)
-	}
-	done := make(chan C.int, 1)
-	go func() {
-		rc := o.call(nil)
-		c.release(o)
-		done <- rc
-	}()
-	select {
-	case rc := <-done:
-		return c.complete(o, rc)
-	case <-ctx.Done():
-	case <-c.w.failed:
-	}
-	select {
-	case rc := <-done: // it returned meanwhile after all
-		return c.complete(o, rc)
-	default:
-	}
-	if ctx.Err() != nil {
-		return c.ctxFail(ctx, o.name)
-	}
-	return c.opErr(o.name, c.w.failure())
-}
-
-// release ends a blocking call: it gives back the order token.
-func (c *Comm) release(o *op) {
-	if o.coll {
-		<-c.order
-	}
-	c.end()
-}
-
-// start issues a non-blocking operation.
-func (c *Comm) start(o *op, err error) collective.Request {
-	if err != nil {
-		return doneRequest(err)
-	}
-	return c.startCtx(context.Background(), o)
-}
-
-// startCtx issues o's MPI_I* call; ctx bounds the wait for the order token.
-func (c *Comm) startCtx(ctx context.Context, o *op) *request {
-	if err := c.begin(o.name); err != nil {
-		return doneRequest(err)
-	}
-	if o.coll {
-		if err := c.takeOrder(ctx, o.name); err != nil {
-			c.end()
-			return doneRequest(err)
+		if spins%64 == 63 {
+			if start.IsZero() {
+				start = time.Now()
+			}
+			select {
+			case <-ctx.Done():
+				p.mu.Lock()
+				if !p.done.Load() && !p.poll() {
+					p.abandonLocked(&driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1,
+						Msg: fmt.Sprintf("rank %d gave up waiting in %v", p.c.rank, p.a.Kind), Cause: context.Cause(ctx)})
+				}
+				p.mu.Unlock()
+				return p.err
+			default:
+			}
+		}
+		if !start.IsZero() {
+			pause(time.Since(start))
 		}
 	}
-	r := &request{c: c, o: o, req: new(C.MPI_Request)}
-	for _, p := range o.mem {
-		r.pin.Pin(p)
-	}
-	rc := o.call(r.req)
-	if o.coll {
-		<-c.order
-	}
-	if rc != 0 {
-		r.pin.Unpin()
-		c.end()
-		return doneRequest(c.mpiFail(o.name, rc))
-	}
-	c.mu.Lock()
-	c.pending[r] = struct{}{}
-	c.mu.Unlock()
-	c.end()
-	return r
 }
 
-// --- arguments -------------------------------------------------------------------
+// How a waiter paces its polls, by how long it has waited: back to back,
+// then sched_yield between tests, then naps.
+const (
+	spinFor  = 50 * time.Microsecond
+	yieldFor = 5 * time.Millisecond
+	nap      = 100 * time.Microsecond
+)
 
-// data is the memory of b that MPI sees: Len() whole elements.
-func data(b collective.Buffer) []byte { return b.Bytes()[:b.Len()*b.DType().Size()] }
+func pause(waited time.Duration) {
+	switch {
+	case waited < spinFor:
+	case waited < yieldFor:
+		C.weft_yield()
+	default:
+		time.Sleep(nap)
+	}
+}
+
+// poll tests the MPI request once and finishes p if MPI is done with it.
+// p.mu is held.
+func (p *pending) poll() bool {
+	var flag, got C.int
+	dt := C.int(0)
+	if p.a.Kind == driver.Recv {
+		dt = ctype(p.a.DType)
+	}
+	rc := C.weft_test(p.req, &flag, dt, &got)
+	switch {
+	case rc != 0 && flag != 0:
+		p.finishLocked(failure("MPI_Test", rc))
+	case rc != 0:
+		p.abandonLocked(failure("MPI_Test", rc))
+	case flag == 0:
+		return false
+	case p.a.Kind == driver.Recv:
+		p.finishLocked(p.c.received(p.a, got))
+	default:
+		p.finishLocked(nil)
+	}
+	return true
+}
+
+func (p *pending) finishLocked(err error) {
+	p.pin.Unpin()
+	p.err = err
+	p.done.Store(true)
+	p.c.mu.Lock()
+	delete(p.c.pending, p)
+	p.c.mu.Unlock()
+}
+
+// abandonLocked completes p for its caller while MPI still owns the call:
+// the buffer stays pinned, and p stays referenced from lib.abandoned (a
+// Pinner must not be collected while it pins) until reap sees MPI
+// complete it.
+func (p *pending) abandonLocked(f *driver.Failure) {
+	p.err = f
+	p.done.Store(true)
+	p.c.mu.Lock()
+	delete(p.c.pending, p)
+	p.c.lost++
+	p.c.mu.Unlock()
+	lib.abandonedMu.Lock()
+	if lib.abandoned == nil {
+		lib.abandoned = make(map[*pending]struct{})
+	}
+	lib.abandoned[p] = struct{}{}
+	lib.abandonedMu.Unlock()
+}
+
+// reap tests every abandoned call once and releases those MPI has
+// completed since.
+func reap() {
+	lib.abandonedMu.Lock()
+	ps := make([]*pending, 0, len(lib.abandoned))
+	for p := range lib.abandoned {
+		ps = append(ps, p)
+	}
+	lib.abandonedMu.Unlock()
+	for _, p := range ps {
+		p.mu.Lock()
+		var flag, got C.int
+		C.weft_test(p.req, &flag, 0, &got)
+		if flag != 0 {
+			p.pin.Unpin()
+			lib.abandonedMu.Lock()
+			delete(lib.abandoned, p)
+			lib.abandonedMu.Unlock()
+			p.c.mu.Lock()
+			p.c.lost--
+			p.c.mu.Unlock()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// --- split, abort, close -----------------------------------------------------
+
+// Split is MPI_Comm_split, with the members' order as the key; a rank out
+// of the split passes MPI_UNDEFINED.
+func (c *conn) Split(ctx context.Context, color int, members []int) (driver.Conn, error) {
+	key := 0
+	for i, m := range members {
+		if m == c.rank {
+			key = i
+		}
+	}
+	if members == nil {
+		color = -1
+	}
+	var nc C.MPI_Comm
+	var isNull C.int
+	lib.active.Add(1)
+	rc := C.weft_comm_split(c.comm, C.int(color), C.int(key), &nc, &isNull)
+	lib.active.Add(-1)
+	if rc != 0 {
+		return nil, failure("MPI_Comm_split", rc)
+	}
+	if isNull != 0 {
+		return nil, nil
+	}
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	sub, err := newConnLocked(nc, c.w)
+	if err != nil {
+		C.weft_comm_free(&nc)
+		return nil, err
+	}
+	return sub, nil
+}
+
+// Abort fails the pending Sends and Recvs of the world in this process.
+// It does not reach the peers: MPI's only way to do that, MPI_Abort, ends
+// the whole job (AbortJob).
+func (c *conn) Abort(f *driver.Failure) { c.w.failed.CompareAndSwap(nil, f) }
+
+// AbortJob calls MPI_Abort: the MPI library terminates every process of
+// the job (Open MPI and MPICH both do), this one included, with code as
+// the exit status.
+func (c *conn) AbortJob(code int) {
+	C.weft_abort(c.comm, C.int(code))
+	select {} // MPI_Abort does not return; should it, never pretend it did
+}
+
+// Close completes the Sends and Recvs started on c (or abandons them once
+// the world has failed), frees the MPI communicator unless MPI still runs
+// calls on it, and, when c is the last communicator of the process and
+// this package initialised MPI, calls MPI_Finalize, which waits for the
+// other processes to finalise. MPI cannot be used again in this process
+// afterwards.
+func (c *conn) Close() error {
+	for {
+		c.mu.Lock()
+		var p *pending
+		for p = range c.pending {
+			break
+		}
+		c.mu.Unlock()
+		if p == nil {
+			break
+		}
+		p.Wait(context.Background()) // returns at once once the world has failed
+	}
+	reap()
+	var err error
+	c.mu.Lock()
+	busy := lib.active.Load() > 0 || c.lost > 0 // MPI may still use the communicator
+	c.mu.Unlock()
+	if !busy {
+		if rc := C.weft_comm_free(&c.comm); rc != 0 {
+			err = failure("MPI_Comm_free", rc)
+		}
+	}
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	lib.users--
+	if lib.users > 0 || !lib.own || lib.finalized {
+		return err
+	}
+	lib.abandonedMu.Lock()
+	stuck := len(lib.abandoned)
+	lib.abandonedMu.Unlock()
+	if stuck > 0 || lib.active.Load() > 0 {
+		// MPI still runs calls given up on: finalising now would hang or
+		// crash. The process should exit; the launcher then ends the job.
+		return err
+	}
+	lib.finalized = true
+	if rc := C.weft_finalize(1); rc != 0 && err == nil {
+		err = failure("MPI_Finalize", rc)
+	}
+	return err
+}
+
+// Finalized reports whether the last Close finalised MPI in this process.
+func Finalized() bool {
+	lib.mu.Lock()
+	defer lib.mu.Unlock()
+	return lib.finalized
+}
+
+// --- arguments ---------------------------------------------------------------
 
 // addr is the first byte of b, nil when b is empty.
 func addr(b []byte) unsafe.Pointer {
@@ -543,118 +716,50 @@ func sendOf(send, recv []byte) []byte {
 	return send
 }
 
-func pins(ps ...unsafe.Pointer) []unsafe.Pointer {
-	out := ps[:0]
-	for _, p := range ps {
-		if p != nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func ctype(dt collective.DType) C.int {
-	switch dt {
-	case collective.Float32:
-		return C.WEFT_F32
-	case collective.Float64:
-		return C.WEFT_F64
-	case collective.Float16:
-		return C.WEFT_F16
-	case collective.BFloat16:
-		return C.WEFT_BF16
-	case collective.Int32:
-		return C.WEFT_I32
-	case collective.Int64:
-		return C.WEFT_I64
-	case collective.Uint8:
-		return C.WEFT_U8
-	}
-	panic("mpi: unchecked data type " + dt.String())
-}
-
-func cop(o collective.Op) C.int {
-	switch o {
-	case collective.Sum:
-		return C.WEFT_SUM
-	case collective.Prod:
-		return C.WEFT_PROD
-	case collective.Min:
-		return C.WEFT_MIN
-	case collective.Max:
-		return C.WEFT_MAX
-	case collective.Avg:
-		return C.WEFT_AVG
-	}
-	panic("mpi: unchecked reduction " + o.String())
-}
-
-func (c *Comm) checkPair(name string, send, recv collective.Buffer, wantRecv int) error {
-	if !send.DType().Valid() {
-		return c.invalid(name, "send buffer has invalid type %d", send.DType())
-	}
-	if recv.DType() != send.DType() {
-		return c.invalid(name, "send is %v, recv is %v", send.DType(), recv.DType())
-	}
-	if recv.Len() != wantRecv {
-		return c.invalid(name, "recv holds %d elements, want %d (send holds %d, %d ranks)", recv.Len(), wantRecv, send.Len(), c.size)
-	}
-	return nil
-}
-
-func (c *Comm) checkOp(name string, o collective.Op, dt collective.DType) error {
-	if !o.Valid() {
-		return c.invalid(name, "unknown reduction %d", o)
-	}
-	if o == collective.Avg && !dt.IsFloat() {
-		return c.invalid(name, "avg needs a floating type, got %v", dt)
-	}
-	return nil
-}
-
-func (c *Comm) checkRoot(name string, root int) error {
-	if root < 0 || root >= c.size {
-		return c.invalid(name, "root %d outside [0, %d)", root, c.size)
-	}
-	return nil
-}
-
-// checkCount: MPI counts and displacements are C ints.
-func (c *Comm) checkCount(name string, n int) error {
-	if n > math.MaxInt32 {
-		return c.invalid(name, "%d elements: MPI counts stop at 2^31-1", n)
-	}
-	return nil
-}
-
-// checkCounts checks a per-rank count vector and returns it as C ints with
-// the packed displacements, and the total.
-func (c *Comm) checkCounts(name, what string, counts []int) (cnt, displ []C.int, total int, err error) {
-	if len(counts) != c.size {
-		return nil, nil, 0, c.invalid(name, "%s has %d entries for %d ranks", what, len(counts), c.size)
-	}
-	cnt, displ = make([]C.int, c.size), make([]C.int, c.size)
+// cints is counts as C ints with the packed displacements; the front end
+// has checked that they fit (MaxCount).
+func cints(counts []int) (cnt, displ []C.int) {
+	cnt, displ = make([]C.int, len(counts)), make([]C.int, len(counts))
+	total := 0
 	for i, n := range counts {
-		if n < 0 {
-			return nil, nil, 0, c.invalid(name, "%s[%d] = %d is negative", what, i, n)
-		}
-		if err := c.checkCount(name, total+n); err != nil {
-			return nil, nil, 0, err
-		}
 		cnt[i], displ[i] = C.int(n), C.int(total)
 		total += n
 	}
-	return cnt, displ, total, nil
+	return cnt, displ
 }
 
-// avg is Avg's last step: divide by the number of ranks, as the other
-// backends do (internal/reduce.Scale).
-func (c *Comm) avg(o collective.Op, out collective.Buffer) func() {
-	if o != collective.Avg || out.Len() == 0 {
-		return nil
+func ctype(dt driver.DType) C.int {
+	switch dt {
+	case driver.Float32:
+		return C.WEFT_F32
+	case driver.Float64:
+		return C.WEFT_F64
+	case driver.Float16:
+		return C.WEFT_F16
+	case driver.BFloat16:
+		return C.WEFT_BF16
+	case driver.Int32:
+		return C.WEFT_I32
+	case driver.Int64:
+		return C.WEFT_I64
+	case driver.Uint8:
+		return C.WEFT_U8
 	}
-	b, dt, n := data(out), out.DType(), c.size
-	return func() { reduce.Scale(reduce.Type(dt), b, n) }
+	return 0 // Barrier: no type
+}
+
+func cop(o driver.Op) C.int {
+	switch o {
+	case driver.Prod:
+		return C.WEFT_PROD
+	case driver.Min:
+		return C.WEFT_MIN
+	case driver.Max:
+		return C.WEFT_MAX
+	case driver.Avg:
+		return C.WEFT_AVG
+	}
+	return C.WEFT_SUM
 }
 
 func flag(b bool) C.int {
@@ -664,500 +769,10 @@ func flag(b bool) C.int {
 	return 0
 }
 
-// --- the operations ----------------------------------------------------------------
-
-func (c *Comm) allReduce(send, recv collective.Buffer, rop collective.Op) (*op, error) {
-	const name = "allreduce"
-	if err := c.checkPair(name, send, recv, send.Len()); err != nil {
-		return nil, err
-	}
-	if err := c.checkOp(name, rop, send.DType()); err != nil {
-		return nil, err
-	}
-	if err := c.checkCount(name, send.Len()); err != nil {
-		return nil, err
-	}
-	rb := data(recv)
-	sb, in := data(send), at(data(send), rb, 0)
-	if !in {
-		sb = sendOf(sb, rb)
-	}
-	s, r, n, dt, rop2 := addr(sb), addr(rb), C.int(send.Len()), ctype(send.DType()), cop(rop)
-	return &op{name: name, coll: true, poll: small(send.Len(), send.DType()), mem: pins(s, r), after: c.avg(rop, recv),
-		call: func(req *C.MPI_Request) C.int {
-			return C.weft_allreduce(s, r, n, dt, rop2, flag(in), c.comm, req)
-		}}, nil
-}
-
-// AllReduce is MPI_Allreduce (MPI_IN_PLACE when send and recv are the same
-// memory). Like every blocking collective, it runs MPI_Iallreduce and
-// polls when the buffer is small (see the package doc).
-func (c *Comm) AllReduce(ctx context.Context, send, recv collective.Buffer, op collective.Op) error {
-	o, err := c.allReduce(send, recv, op)
-	return c.run(ctx, o, err)
-}
-
-// IAllReduce is MPI_Iallreduce.
-func (c *Comm) IAllReduce(send, recv collective.Buffer, op collective.Op) collective.Request {
-	return c.start(c.allReduce(send, recv, op))
-}
-
-func (c *Comm) broadcast(buf collective.Buffer, root int) (*op, error) {
-	const name = "broadcast"
-	if !buf.DType().Valid() {
-		return nil, c.invalid(name, "buffer has invalid type %d", buf.DType())
-	}
-	if err := c.checkRoot(name, root); err != nil {
-		return nil, err
-	}
-	if err := c.checkCount(name, buf.Len()); err != nil {
-		return nil, err
-	}
-	b, n, dt, rt := addr(data(buf)), C.int(buf.Len()), ctype(buf.DType()), C.int(root)
-	return &op{name: name, coll: true, poll: small(buf.Len(), buf.DType()), mem: pins(b),
-		call: func(req *C.MPI_Request) C.int { return C.weft_bcast(b, n, dt, rt, c.comm, req) }}, nil
-}
-
-// Broadcast is MPI_Bcast.
-func (c *Comm) Broadcast(ctx context.Context, buf collective.Buffer, root int) error {
-	o, err := c.broadcast(buf, root)
-	return c.run(ctx, o, err)
-}
-
-// IBroadcast is MPI_Ibcast.
-func (c *Comm) IBroadcast(buf collective.Buffer, root int) collective.Request {
-	return c.start(c.broadcast(buf, root))
-}
-
-func (c *Comm) reduce(send, recv collective.Buffer, rop collective.Op, root int) (*op, error) {
-	const name = "reduce"
-	if err := c.checkRoot(name, root); err != nil {
-		return nil, err
-	}
-	want := send.Len()
-	if c.rank != root {
-		recv, want = collective.Raw(nil, send.DType()), 0
-	}
-	if err := c.checkPair(name, send, recv, want); err != nil {
-		return nil, err
-	}
-	if err := c.checkOp(name, rop, send.DType()); err != nil {
-		return nil, err
-	}
-	if err := c.checkCount(name, send.Len()); err != nil {
-		return nil, err
-	}
-	rb := data(recv)
-	sb, in := data(send), at(data(send), rb, 0)
-	if !in {
-		sb = sendOf(sb, rb)
-	}
-	s, r, n, dt, rop2, rt := addr(sb), addr(rb), C.int(send.Len()), ctype(send.DType()), cop(rop), C.int(root)
-	return &op{name: name, coll: true, poll: small(send.Len(), send.DType()), mem: pins(s, r), after: c.avg(rop, recv),
-		call: func(req *C.MPI_Request) C.int {
-			return C.weft_reduce(s, r, n, dt, rop2, rt, flag(in), c.comm, req)
-		}}, nil
-}
-
-// Reduce is MPI_Reduce (MPI_IN_PLACE on the root when send and recv are the
-// same memory). recv is ignored off the root.
-func (c *Comm) Reduce(ctx context.Context, send, recv collective.Buffer, op collective.Op, root int) error {
-	o, err := c.reduce(send, recv, op, root)
-	return c.run(ctx, o, err)
-}
-
-// IReduce is MPI_Ireduce.
-func (c *Comm) IReduce(send, recv collective.Buffer, op collective.Op, root int) collective.Request {
-	return c.start(c.reduce(send, recv, op, root))
-}
-
-func (c *Comm) allGather(send, recv collective.Buffer) (*op, error) {
-	const name = "allgather"
-	if err := c.checkPair(name, send, recv, send.Len()*c.size); err != nil {
-		return nil, err
-	}
-	if err := c.checkCount(name, send.Len()); err != nil {
-		return nil, err
-	}
-	rb := data(recv)
-	sb := data(send)
-	in := at(sb, rb, c.rank*len(sb))
-	if !in {
-		sb = sendOf(sb, rb)
-	}
-	s, r, n, dt := addr(sb), addr(rb), C.int(send.Len()), ctype(send.DType())
-	return &op{name: name, coll: true, poll: small(send.Len()*c.size, send.DType()), mem: pins(s, r),
-		call: func(req *C.MPI_Request) C.int { return C.weft_allgather(s, r, n, dt, flag(in), c.comm, req) }}, nil
-}
-
-// AllGather is MPI_Allgather (MPI_IN_PLACE when send is block Rank() of
-// recv).
-func (c *Comm) AllGather(ctx context.Context, send, recv collective.Buffer) error {
-	o, err := c.allGather(send, recv)
-	return c.run(ctx, o, err)
-}
-
-// IAllGather is MPI_Iallgather.
-func (c *Comm) IAllGather(send, recv collective.Buffer) collective.Request {
-	return c.start(c.allGather(send, recv))
-}
-
-func (c *Comm) allGatherV(send, recv collective.Buffer, counts []int) (*op, error) {
-	const name = "allgatherv"
-	cnt, displ, total, err := c.checkCounts(name, "counts", counts)
-	if err != nil {
-		return nil, err
-	}
-	if send.Len() != counts[c.rank] {
-		return nil, c.invalid(name, "send holds %d elements, counts[%d] = %d", send.Len(), c.rank, counts[c.rank])
-	}
-	if err := c.checkPair(name, send, recv, total); err != nil {
-		return nil, err
-	}
-	rb := data(recv)
-	sb := data(send)
-	in := at(sb, rb, int(displ[c.rank])*send.DType().Size())
-	if !in {
-		sb = sendOf(sb, rb)
-	}
-	s, r, n, dt := addr(sb), addr(rb), C.int(send.Len()), ctype(send.DType())
-	pc, pd := unsafe.Pointer(&cnt[0]), unsafe.Pointer(&displ[0])
-	return &op{name: name, coll: true, poll: small(total, send.DType()), mem: pins(s, r, pc, pd),
-		call: func(req *C.MPI_Request) C.int {
-			return C.weft_allgatherv(s, n, r, (*C.int)(pc), (*C.int)(pd), dt, flag(in), c.comm, req)
-		}}, nil
-}
-
-// AllGatherV is MPI_Allgatherv with the blocks packed in rank order
-// (MPI_IN_PLACE when send is this rank's block of recv).
-func (c *Comm) AllGatherV(ctx context.Context, send, recv collective.Buffer, counts []int) error {
-	o, err := c.allGatherV(send, recv, counts)
-	return c.run(ctx, o, err)
-}
-
-// IAllGatherV is MPI_Iallgatherv.
-func (c *Comm) IAllGatherV(send, recv collective.Buffer, counts []int) collective.Request {
-	return c.start(c.allGatherV(send, recv, counts))
-}
-
-func (c *Comm) reduceScatter(send, recv collective.Buffer, rop collective.Op) (*op, error) {
-	const name = "reducescatter"
-	if send.Len() != recv.Len()*c.size {
-		return nil, c.invalid(name, "send holds %d elements, want %d ranks x %d", send.Len(), c.size, recv.Len())
-	}
-	if err := c.checkPair(name, send, recv, recv.Len()); err != nil {
-		return nil, err
-	}
-	if err := c.checkOp(name, rop, send.DType()); err != nil {
-		return nil, err
-	}
-	if err := c.checkCount(name, send.Len()); err != nil {
-		return nil, err
-	}
-	// MPI's in-place layout (the result in the first block of the input)
-	// is not Weft's, so overlapping buffers go through a copy of send.
-	rb := data(recv)
-	sb := sendOf(data(send), rb)
-	s, r, n, dt, rop2 := addr(sb), addr(rb), C.int(recv.Len()), ctype(send.DType()), cop(rop)
-	return &op{name: name, coll: true, poll: small(send.Len(), send.DType()), mem: pins(s, r), after: c.avg(rop, recv),
-		call: func(req *C.MPI_Request) C.int {
-			return C.weft_reduce_scatter_block(s, r, n, dt, rop2, c.comm, req)
-		}}, nil
-}
-
-// ReduceScatter is MPI_Reduce_scatter_block.
-func (c *Comm) ReduceScatter(ctx context.Context, send, recv collective.Buffer, op collective.Op) error {
-	o, err := c.reduceScatter(send, recv, op)
-	return c.run(ctx, o, err)
-}
-
-// IReduceScatter is MPI_Ireduce_scatter_block.
-func (c *Comm) IReduceScatter(send, recv collective.Buffer, op collective.Op) collective.Request {
-	return c.start(c.reduceScatter(send, recv, op))
-}
-
-func (c *Comm) allToAll(send, recv collective.Buffer) (*op, error) {
-	const name = "alltoall"
-	if send.Len()%c.size != 0 {
-		return nil, c.invalid(name, "send holds %d elements, not a multiple of %d ranks", send.Len(), c.size)
-	}
-	if err := c.checkPair(name, send, recv, send.Len()); err != nil {
-		return nil, err
-	}
-	if err := c.checkCount(name, send.Len()); err != nil {
-		return nil, err
-	}
-	rb := data(recv)
-	sb, in := data(send), at(data(send), rb, 0)
-	if !in {
-		sb = sendOf(sb, rb)
-	}
-	s, r, n, dt := addr(sb), addr(rb), C.int(send.Len()/c.size), ctype(send.DType())
-	return &op{name: name, coll: true, poll: small(send.Len(), send.DType()), mem: pins(s, r),
-		call: func(req *C.MPI_Request) C.int { return C.weft_alltoall(s, r, n, dt, flag(in), c.comm, req) }}, nil
-}
-
-// AllToAll is MPI_Alltoall (MPI_IN_PLACE when send and recv are the same
-// memory).
-func (c *Comm) AllToAll(ctx context.Context, send, recv collective.Buffer) error {
-	o, err := c.allToAll(send, recv)
-	return c.run(ctx, o, err)
-}
-
-// IAllToAll is MPI_Ialltoall.
-func (c *Comm) IAllToAll(send, recv collective.Buffer) collective.Request {
-	return c.start(c.allToAll(send, recv))
-}
-
-func (c *Comm) allToAllV(send collective.Buffer, sendCounts []int, recv collective.Buffer, recvCounts []int) (*op, error) {
-	const name = "alltoallv"
-	sc, sd, st, err := c.checkCounts(name, "sendCounts", sendCounts)
-	if err != nil {
-		return nil, err
-	}
-	rc, rd, rt, err := c.checkCounts(name, "recvCounts", recvCounts)
-	if err != nil {
-		return nil, err
-	}
-	if send.Len() != st {
-		return nil, c.invalid(name, "send holds %d elements, sendCounts sum to %d", send.Len(), st)
-	}
-	if err := c.checkPair(name, send, recv, rt); err != nil {
-		return nil, err
-	}
-	if sendCounts[c.rank] != recvCounts[c.rank] {
-		return nil, c.invalid(name, "sendCounts[%d] = %d but recvCounts[%d] = %d", c.rank, sendCounts[c.rank], c.rank, recvCounts[c.rank])
-	}
-	rb := data(recv)
-	sb, in := data(send), at(data(send), rb, 0)
-	for i := range sc {
-		in = in && sc[i] == rc[i]
-	}
-	if !in {
-		sb = sendOf(sb, rb)
-	}
-	s, r, dt := addr(sb), addr(rb), ctype(send.DType())
-	psc, psd, prc, prd := unsafe.Pointer(&sc[0]), unsafe.Pointer(&sd[0]), unsafe.Pointer(&rc[0]), unsafe.Pointer(&rd[0])
-	return &op{name: name, coll: true, mem: pins(s, r, psc, psd, prc, prd),
-		call: func(req *C.MPI_Request) C.int {
-			return C.weft_alltoallv(s, (*C.int)(psc), (*C.int)(psd), r, (*C.int)(prc), (*C.int)(prd), dt, flag(in), c.comm, req)
-		}}, nil
-}
-
-// AllToAllV is MPI_Alltoallv with the blocks packed in rank order
-// (MPI_IN_PLACE when send and recv are the same memory and the counts
-// equal).
-func (c *Comm) AllToAllV(ctx context.Context, send collective.Buffer, sendCounts []int, recv collective.Buffer, recvCounts []int) error {
-	o, err := c.allToAllV(send, sendCounts, recv, recvCounts)
-	return c.run(ctx, o, err)
-}
-
-// IAllToAllV is MPI_Ialltoallv.
-func (c *Comm) IAllToAllV(send collective.Buffer, sendCounts []int, recv collective.Buffer, recvCounts []int) collective.Request {
-	return c.start(c.allToAllV(send, sendCounts, recv, recvCounts))
-}
-
-func (c *Comm) barrier() *op {
-	return &op{name: "barrier", coll: true, poll: true, call: func(req *C.MPI_Request) C.int { return C.weft_barrier(c.comm, req) }}
-}
-
-// Barrier is MPI_Ibarrier waited for.
-func (c *Comm) Barrier(ctx context.Context) error { return c.run(ctx, c.barrier(), nil) }
-
-// IBarrier is MPI_Ibarrier.
-func (c *Comm) IBarrier() collective.Request { return c.start(c.barrier(), nil) }
-
-func (c *Comm) checkP2P(name string, buf collective.Buffer, peer, tag int) error {
-	if !buf.DType().Valid() {
-		return c.invalid(name, "buffer has invalid type %d", buf.DType())
-	}
-	if peer < 0 || peer >= c.size || peer == c.rank {
-		return c.invalid(name, "peer %d is not another rank of [0, %d)", peer, c.size)
-	}
-	if tag < 0 || tag > c.tagUB {
-		return c.invalid(name, "tag %d outside [0, %d] (MPI_TAG_UB)", tag, c.tagUB)
-	}
-	return c.checkCount(name, buf.Len())
-}
-
-func (c *Comm) send(buf collective.Buffer, peer, tag int) (*op, error) {
-	if err := c.checkP2P("send", buf, peer, tag); err != nil {
-		return nil, err
-	}
-	b, n, dt, p, t := addr(data(buf)), C.int(buf.Len()), ctype(buf.DType()), C.int(peer), C.int(tag)
-	return &op{name: "send", poll: true, mem: pins(b),
-		call: func(req *C.MPI_Request) C.int { return C.weft_send(b, n, dt, p, t, c.comm, req) }}, nil
-}
-
-// Send is MPI_Isend waited for. Unlike the interface's contract, MPI may
-// make it wait for the matching receive (large messages use a rendezvous):
-// a pair of ranks that both Send before they Recv can deadlock; use ISend.
-func (c *Comm) Send(ctx context.Context, buf collective.Buffer, peer, tag int) error {
-	o, err := c.send(buf, peer, tag)
-	return c.run(ctx, o, err)
-}
-
-// ISend is MPI_Isend.
-func (c *Comm) ISend(buf collective.Buffer, peer, tag int) collective.Request {
-	return c.start(c.send(buf, peer, tag))
-}
-
-func (c *Comm) recv(buf collective.Buffer, peer, tag int) (*op, error) {
-	if err := c.checkP2P("recv", buf, peer, tag); err != nil {
-		return nil, err
-	}
-	b, n, dt, p, t := addr(data(buf)), C.int(buf.Len()), ctype(buf.DType()), C.int(peer), C.int(tag)
-	o := &op{name: "recv", poll: true, mem: pins(b), recvDT: dt, want: buf.Len()}
-	o.call = func(req *C.MPI_Request) C.int { return C.weft_recv(b, n, dt, p, t, c.comm, req, &o.got) }
-	return o, nil
-}
-
-// Recv is MPI_Irecv waited for. A message of another length fails with
-// ErrMismatch; one of another type with the same element size cannot be
-// told apart (MPI does not check types).
-func (c *Comm) Recv(ctx context.Context, buf collective.Buffer, peer, tag int) error {
-	o, err := c.recv(buf, peer, tag)
-	return c.run(ctx, o, err)
-}
-
-// IRecv is MPI_Irecv.
-func (c *Comm) IRecv(buf collective.Buffer, peer, tag int) collective.Request {
-	return c.start(c.recv(buf, peer, tag))
-}
-
-// --- split, abort, close -------------------------------------------------------------
-
-// Split is MPI_Comm_split; color Undefined is MPI_UNDEFINED, and gets a nil
-// Communicator. The new communicator shares c's failure domain and counts
-// as a user of MPI until it is closed.
-func (c *Comm) Split(ctx context.Context, color, key int) (collective.Communicator, error) {
-	const name = "split"
-	if color < collective.Undefined || color > math.MaxInt32 {
-		return nil, c.invalid(name, "color %d outside [0, 2^31) (use Undefined to stay out)", color)
-	}
-	if key < math.MinInt32 || key > math.MaxInt32 {
-		return nil, c.invalid(name, "key %d is not a 32-bit integer", key)
-	}
-	var nc C.MPI_Comm
-	var isNull C.int
-	o := &op{name: name, coll: true, call: func(*C.MPI_Request) C.int {
-		return C.weft_comm_split(c.comm, C.int(color), C.int(key), &nc, &isNull)
-	}}
-	if err := c.run(ctx, o, nil); err != nil {
-		return nil, err
-	}
-	if isNull != 0 {
-		return nil, nil
-	}
-	lib.mu.Lock()
-	sub, err := newCommLocked(nc, c.w)
-	lib.mu.Unlock()
-	if err != nil {
-		C.weft_comm_free(&nc)
-		c.w.fail(err.(*failure))
-		return nil, c.opErr(name, err)
-	}
-	return sub, nil
-}
-
-// Abort fails every pending and later operation on c and on the
-// communicators of its failure domain, in this process, then closes c.
-// It does not reach the peers: MPI's only way to do that, MPI_Abort, ends
-// the whole job (see AbortJob).
-func (c *Comm) Abort() {
-	c.w.fail(&failure{kind: collective.ErrAborted, msg: fmt.Sprintf("rank %d called Abort", c.rank)})
-	c.Close()
-}
-
-// AbortJob calls MPI_Abort on c: the MPI library terminates every process
-// of the job (Open MPI and MPICH both do), this one included, with code as
-// the exit status. It is the only way to release peers blocked in an MPI
-// call after this rank gave up. It does not return.
-func (c *Comm) AbortJob(code int) {
-	C.weft_abort(c.comm, C.int(code))
-	select {} // MPI_Abort does not return; should it, never pretend it did
-}
-
-// Close waits for the operations issued on c to complete (unless c's
-// failure domain has failed: then it abandons them, see the package doc),
-// frees the MPI communicator, and, when c is the last Comm of the process
-// and this package initialised MPI, calls MPI_Finalize. It is not
-// collective, but MPI_Finalize waits for the other processes to finalise.
-// After that, MPI cannot be used again in this process.
-func (c *Comm) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
-	}
-	c.closed = true
-	c.mu.Unlock()
-
-	// Complete what was issued (calls already past begin may still add
-	// requests), unless the world fails: then abandon it.
-	for c.w.failure() == nil {
-		c.mu.Lock()
-		var r *request
-		for r = range c.pending {
-			break
-		}
-		active := c.active
-		c.mu.Unlock()
-		if r != nil {
-			r.Wait(context.Background()) // returns at once if the world fails
-		} else if active == 0 {
-			break
-		} else {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	c.mu.Lock()
-	pend := make([]*request, 0, len(c.pending))
-	for r := range c.pending {
-		pend = append(pend, r)
-	}
-	c.mu.Unlock()
-	for _, r := range pend {
-		r.Test() // the world failed: completes or abandons r
-	}
-	reap()
-
-	var err error
-	c.mu.Lock()
-	busy := c.active > 0 || c.lost > 0
-	c.mu.Unlock()
-	if !busy {
-		if rc := C.weft_comm_free(&c.comm); rc != 0 {
-			err = c.opErr("close", &failure{kind: collective.ErrAborted, msg: "MPI_Comm_free failed", cause: mpiError(rc)})
-		}
-	}
-
-	lib.mu.Lock()
-	defer lib.mu.Unlock()
-	lib.users--
-	if lib.users > 0 || !lib.own || lib.finalized {
-		return err
-	}
-	lib.abandonedMu.Lock()
-	stuck := len(lib.abandoned)
-	lib.abandonedMu.Unlock()
-	if stuck > 0 || lib.active.Load() > 0 {
-		// MPI still runs operations this package gave up on: finalising
-		// now would hang or crash. The process should exit; the launcher
-		// then ends the job.
-		return err
-	}
-	lib.finalized = true
-	if rc := C.weft_finalize(1); rc != 0 && err == nil {
-		err = c.opErr("close", &failure{kind: collective.ErrAborted, msg: "MPI_Finalize failed", cause: mpiError(rc)})
-	}
-	return err
-}
-
 // applyKernel runs the C kernel of (dt, o) on raw elements, inout = in o
 // inout, for tests against internal/reduce. It reports false when MPI's
 // predefined operation is used for (dt, o) instead.
-func applyKernel(dt collective.DType, o collective.Op, in, inout []byte) bool {
+func applyKernel(dt driver.DType, o driver.Op, in, inout []byte) bool {
 	n := len(inout) / dt.Size()
 	return C.weft_kernel(ctype(dt), cop(o), addr(in), addr(inout), C.int(n)) == 0
 }

@@ -1,6 +1,6 @@
 //go:build mpi
 
-package mpi
+package mpi_test
 
 // The test binary plays two parts: the usual tests, which start MPI jobs of
 // this same binary under mpirun (Open MPI) or mpiexec.mpich, and, when
@@ -23,6 +23,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/collectivetest"
+	"github.com/weft-hpc/weft/collective/mpi"
 	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 // runRole is one rank of an MPI job.
 func runRole(role string) int {
 	ctx := context.Background()
-	c, err := New(ctx)
+	c, err := openMPI(ctx)
 	if err != nil {
 		fmt.Printf("RESULT init-error %v\n", err)
 		return 1
@@ -70,8 +71,13 @@ func runRole(role string) int {
 	return 2
 }
 
+// openMPI opens a world on the mpi backend, as a program does.
+func openMPI(ctx context.Context) (*collective.Comm, error) {
+	return collective.Open(ctx, collective.WithBackend("mpi"))
+}
+
 // conformance runs the suite and the extra checks, then closes c.
-func conformance(ctx context.Context, c *Comm) int {
+func conformance(ctx context.Context, c *collective.Comm) int {
 	start := time.Now()
 	opts := collectivetest.Options{Short: os.Getenv("WEFT_TEST_SHORT") != ""}
 	errs := collectivetest.RunRank(ctx, c, opts)
@@ -93,16 +99,16 @@ func conformance(ctx context.Context, c *Comm) int {
 		return 1
 	}
 	// The last Close finalised MPI; it cannot come back.
-	if !lib.finalized {
+	if !mpi.Finalized() {
 		fmt.Printf("RESULT fail rank %d: MPI not finalized after the last Close\n", rank)
 		return 1
 	}
-	if _, err := New(ctx); err == nil {
+	if _, err := openMPI(ctx); err == nil {
 		fmt.Printf("RESULT fail rank %d: New after MPI_Finalize succeeded\n", rank)
 		return 1
 	}
 	fmt.Printf("RESULT ok rank %d of %d: %d cases in %.1fs, then %d extra checks (%s)\n",
-		rank, size, len(collectivetest.Cases(size, opts)), suite.Seconds(), len(extras), firstLine(Library()))
+		rank, size, len(collectivetest.Cases(size, opts)), suite.Seconds(), len(extras), firstLine(mpi.Library()))
 	return 0
 }
 
@@ -156,7 +162,7 @@ func tail(b []byte, lines int) string {
 // oversubscribed on two cores, and runs the short suite, as the TCP
 // backend's test does).
 func TestOpenMPI(t *testing.T) {
-	if isMPICH {
+	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich): TestMPICH runs the suite")
 	}
 	mpirun, err := exec.LookPath("mpirun")
@@ -178,7 +184,7 @@ func TestMPICH(t *testing.T) {
 		t.Skip("mpiexec.mpich not found: install mpich and libmpich-dev (scripts/deps.sh does) to test the MPICH build")
 	}
 	bin := os.Args[0]
-	if !isMPICH {
+	if !mpi.IsMPICH {
 		gobin, err := exec.LookPath("go")
 		if err != nil {
 			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
@@ -200,7 +206,7 @@ func TestMPICH(t *testing.T) {
 // package doc); what the backend relies on instead is that Open MPI ends
 // the whole job at once, naming the rank, so that nothing hangs.
 func TestOpenMPIKilledRank(t *testing.T) {
-	if isMPICH {
+	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich)")
 	}
 	mpirun, err := exec.LookPath("mpirun")
@@ -251,7 +257,7 @@ func TestOpenMPIKilledRank(t *testing.T) {
 // TestOpenMPIAbortJob: AbortJob on one rank ends the whole job, releasing
 // the ranks blocked in MPI.
 func TestOpenMPIAbortJob(t *testing.T) {
-	if isMPICH {
+	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich)")
 	}
 	mpirun, err := exec.LookPath("mpirun")
@@ -275,12 +281,12 @@ func TestOpenMPIAbortJob(t *testing.T) {
 // each process would initialise as a world of one: New must refuse.
 func TestWrongLauncher(t *testing.T) {
 	launcher, want := []string{"mpiexec.mpich", "-n", "2"}, "linked against Open MPI"
-	if isMPICH {
+	if mpi.IsMPICH {
 		launcher, want = []string{"mpirun", "-np", "2"}, "linked against MPICH"
 	}
 	path, err := exec.LookPath(launcher[0])
 	if err != nil {
-		t.Skipf("%s not found: install %s to check the launcher test", launcher[0], map[bool]string{true: "openmpi-bin", false: "mpich"}[isMPICH])
+		t.Skipf("%s not found: install %s to check the launcher test", launcher[0], map[bool]string{true: "openmpi-bin", false: "mpich"}[mpi.IsMPICH])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

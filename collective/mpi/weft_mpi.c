@@ -311,6 +311,16 @@ int weft_comm_info(MPI_Comm c, int *rank, int *size, int *tagub) {
 
 int weft_abort(MPI_Comm c, int code) { return MPI_Abort(c, code); }
 
+int weft_local_info(MPI_Comm c, int *rank, int *size) {
+	MPI_Comm local;
+	int rc = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_rank(local, rank);
+	if (rc == MPI_SUCCESS) rc = MPI_Comm_size(local, size);
+	MPI_Comm_free(&local);
+	return rc;
+}
+
 void weft_error_info(int code, char *buf, int *len, int *cls, int *kind) {
 	int n = 0;
 	if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS) n = 0;
@@ -338,54 +348,41 @@ void weft_error_info(int code, char *buf, int *len, int *cls, int *kind) {
 
 // --- operations ----------------------------------------------------------------
 
-int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c, MPI_Request *req) {
-	if (req) return MPI_Iallreduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c, req);
+int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c) {
 	return MPI_Allreduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c);
 }
 
-int weft_bcast(void *b, int n, int dt, int root, MPI_Comm c, MPI_Request *req) {
-	if (req) return MPI_Ibcast(b, n, dtype(dt), root, c, req);
-	return MPI_Bcast(b, n, dtype(dt), root, c);
-}
+int weft_bcast(void *b, int n, int dt, int root, MPI_Comm c) { return MPI_Bcast(b, n, dtype(dt), root, c); }
 
-int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inplace, MPI_Comm c, MPI_Request *req) {
-	if (req) return MPI_Ireduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), root, c, req);
+int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inplace, MPI_Comm c) {
 	return MPI_Reduce(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), root, c);
 }
 
-int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c) {
 	MPI_Datatype t = dtype(dt);
-	if (req) return MPI_Iallgather(sendbuf(s, inplace), n, t, r, n, t, c, req);
 	return MPI_Allgather(sendbuf(s, inplace), n, t, r, n, t, c);
 }
 
-int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c) {
 	MPI_Datatype t = dtype(dt);
-	if (req) return MPI_Iallgatherv(sendbuf(s, inplace), n, t, r, counts, displs, t, c, req);
 	return MPI_Allgatherv(sendbuf(s, inplace), n, t, r, counts, displs, t, c);
 }
 
-int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c, MPI_Request *req) {
-	if (req) return MPI_Ireduce_scatter_block(s, r, n, dtype(dt), redop(dt, op), c, req);
+int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c) {
 	return MPI_Reduce_scatter_block(s, r, n, dtype(dt), redop(dt, op), c);
 }
 
-int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c) {
 	MPI_Datatype t = dtype(dt);
-	if (req) return MPI_Ialltoall(sendbuf(s, inplace), n, t, r, n, t, c, req);
 	return MPI_Alltoall(sendbuf(s, inplace), n, t, r, n, t, c);
 }
 
-int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c, MPI_Request *req) {
+int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c) {
 	MPI_Datatype t = dtype(dt);
-	if (req) return MPI_Ialltoallv(sendbuf(s, inplace), scounts, sdispls, t, r, rcounts, rdispls, t, c, req);
 	return MPI_Alltoallv(sendbuf(s, inplace), scounts, sdispls, t, r, rcounts, rdispls, t, c);
 }
 
-int weft_barrier(MPI_Comm c, MPI_Request *req) {
-	if (req) return MPI_Ibarrier(c, req);
-	return MPI_Barrier(c);
-}
+int weft_barrier(MPI_Comm c) { return MPI_Barrier(c); }
 
 int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req) {
 	if (req) return MPI_Isend(b, n, dtype(dt), peer, tag, c, req);

@@ -58,24 +58,29 @@ int weft_comm_split(MPI_Comm c, int color, int key, MPI_Comm *out, int *isnull);
 int weft_comm_free(MPI_Comm *c);
 int weft_comm_info(MPI_Comm c, int *rank, int *size, int *tagub);
 int weft_abort(MPI_Comm c, int code);
+// weft_local_info: this rank's place among the ranks of c that share its
+// node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED).
+int weft_local_info(MPI_Comm c, int *rank, int *size);
 
 // Errors: the text of an error code, and which Weft sentinel its class
 // maps to (WEFT_KIND_*).
 enum { WEFT_KIND_OTHER = 0, WEFT_KIND_INVALID = 1, WEFT_KIND_MISMATCH = 2 };
 void weft_error_info(int code, char *buf, int *len, int *cls, int *kind);
 
-// Operations. A NULL req makes the blocking call, else the MPI_I* form,
-// which stores its request in *req. inplace passes MPI_IN_PLACE as the
-// send buffer (then the send arguments are ignored).
-int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c, MPI_Request *req);
-int weft_bcast(void *b, int n, int dt, int root, MPI_Comm c, MPI_Request *req);
-int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inplace, MPI_Comm c, MPI_Request *req);
-int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req);
-int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c, MPI_Request *req);
-int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c, MPI_Request *req);
-int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c, MPI_Request *req);
-int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c, MPI_Request *req);
-int weft_barrier(MPI_Comm c, MPI_Request *req);
+// Collectives, blocking. inplace passes MPI_IN_PLACE as the send buffer
+// (then the send arguments are ignored).
+int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c);
+int weft_bcast(void *b, int n, int dt, int root, MPI_Comm c);
+int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inplace, MPI_Comm c);
+int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c);
+int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c);
+int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c);
+int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c);
+int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c);
+int weft_barrier(MPI_Comm c);
+
+// Point to point. A NULL req makes the blocking call, else the MPI_I*
+// form, which stores its request in *req.
 int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req);
 // weft_recv: blocking, it stores the elements received in *count
 // (MPI_Get_count; -1 for a partial element).

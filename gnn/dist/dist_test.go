@@ -140,7 +140,7 @@ func TestDistributedSamplingEqualsLocal(t *testing.T) {
 	for _, P := range []int{2, 3} {
 		t.Run(fmt.Sprint(P, "ranks"), func(t *testing.T) {
 			var traffic [3]dist.CommStats
-			errs := gnntest.RunRanks(t, P, 10*time.Second, func(c collective.Communicator) error {
+			errs := gnntest.RunRanks(t, P, 10*time.Second, func(c *collective.Comm) error {
 				sh, err := dist.Load(fx.Path, fmt.Sprint("p", P), c.Rank(), dist.LoadOptions{})
 				if err != nil {
 					return err
@@ -203,7 +203,7 @@ func TestFetch(t *testing.T) {
 		policy := co.Policy
 		co.Budget = 200 * 4 * int64(d)
 		t.Run(fmt.Sprintf("%s %g", policy, co.StaticShare), func(t *testing.T) {
-			errs := gnntest.RunRanks(t, 3, 10*time.Second, func(c collective.Communicator) error {
+			errs := gnntest.RunRanks(t, 3, 10*time.Second, func(c *collective.Comm) error {
 				sh, err := dist.Load(fx.Path, "p3", c.Rank(), dist.LoadOptions{})
 				if err != nil {
 					return err

@@ -1,6 +1,6 @@
 // Package dist gives one rank its share of a partitioned graph and the
 // distributed halves of the BGL data pipeline: neighbour sampling and
-// feature fetching across ranks over collective.Communicator.
+// feature fetching across ranks over *collective.Comm.
 //
 // # Partition book
 //
@@ -47,7 +47,7 @@
 // communicator must call them the same number of times in the same order
 // (with empty lists when they have nothing to ask), since each serves the
 // others' requests inside the call. A Source and a Store must use
-// different communicators (collective.Communicator.Split) when they run
+// different communicators (*collective.Comm.Split) when they run
 // concurrently. Calls on one Source or Store must not overlap; the
 // pipeline orders them by batch. A communicator failure (a lost or silent
 // peer) is returned wrapped; the communicator is then unusable.

@@ -39,7 +39,7 @@ func (c *commCounters) snapshot() CommStats {
 
 // checkComm matches a communicator with a shard: one rank per part, rank
 // r holding part r. A nil communicator is allowed for a one-part shard.
-func checkComm(s *Shard, c collective.Communicator) error {
+func checkComm(s *Shard, c *collective.Comm) error {
 	if c == nil {
 		if s.book.NumParts() != 1 {
 			return fmt.Errorf("dist: a shard of a %d-part partition needs a communicator", s.book.NumParts())
@@ -58,7 +58,7 @@ func checkComm(s *Shard, c collective.Communicator) error {
 // must not overlap.
 type Source struct {
 	shard *Shard
-	comm  collective.Communicator
+	comm  *collective.Comm
 	n     commCounters
 }
 
@@ -66,7 +66,7 @@ var _ sample.Source = (*Source)(nil)
 
 // NewSource returns a Source over shard whose peers are reached through
 // comm (nil for a one-part shard).
-func NewSource(shard *Shard, comm collective.Communicator) (*Source, error) {
+func NewSource(shard *Shard, comm *collective.Comm) (*Source, error) {
 	if err := checkComm(shard, comm); err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (s *Source) exchange(ctx context.Context, reqs [][]int64) ([][]int64, error
 
 // allToAllV sends blocks[p] to rank p (the block to itself must be empty)
 // after an AllToAll of the counts, and returns the blocks received.
-func allToAllV[T int64 | float32](ctx context.Context, c collective.Communicator, blocks [][]T, n *commCounters) ([][]T, error) {
+func allToAllV[T int64 | float32](ctx context.Context, c *collective.Comm, blocks [][]T, n *commCounters) ([][]T, error) {
 	P := c.Size()
 	me := c.Rank()
 	if len(blocks[me]) != 0 {

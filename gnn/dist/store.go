@@ -42,7 +42,7 @@ type CacheOptions struct {
 // called at any time.
 type Store struct {
 	shard *Shard
-	comm  collective.Communicator
+	comm  *collective.Comm
 	cache feature.Cache
 	dim   int
 	n     commCounters
@@ -55,7 +55,7 @@ type Store struct {
 // point at: PaGraph ranks by out-degree, and on a partitioned graph the
 // number of this part's edges into a node is the degree that predicts this
 // rank's lookups, computed from the local rows alone.
-func NewStore(ctx context.Context, shard *Shard, comm collective.Communicator, opt CacheOptions) (*Store, error) {
+func NewStore(ctx context.Context, shard *Shard, comm *collective.Comm, opt CacheOptions) (*Store, error) {
 	if err := checkComm(shard, comm); err != nil {
 		return nil, err
 	}

@@ -88,9 +88,9 @@ type Options struct {
 type Pipeline struct {
 	opt      Options
 	shard    *dist.Shard
-	comm     collective.Communicator
-	sampComm collective.Communicator // sampling rounds
-	featComm collective.Communicator // feature rounds
+	comm     *collective.Comm
+	sampComm *collective.Comm // sampling rounds
+	featComm *collective.Comm // feature rounds
 	source   *dist.Source
 	store    *dist.Store
 	sampler  *sample.Sampler
@@ -116,7 +116,7 @@ type Pipeline struct {
 // it splits comm into one communicator for sampling and one for features
 // (so the two stages communicate concurrently) and builds the feature
 // store, whose static cache is filled here.
-func New(ctx context.Context, shard *dist.Shard, comm collective.Communicator, opt Options) (*Pipeline, error) {
+func New(ctx context.Context, shard *dist.Shard, comm *collective.Comm, opt Options) (*Pipeline, error) {
 	if opt.BatchSize == 0 {
 		opt.BatchSize = 1000
 	}

@@ -153,7 +153,7 @@ func allowed(t *testing.T) []int {
 func TestDistributedPipeline(t *testing.T) {
 	fx := gnntest.New(t, small)
 	ref, _ := sample.New(sample.CSRSource{G: fx.CSR}, []int{4, 6}, 8)
-	errs := gnntest.RunRanks(t, 2, 10*time.Second, func(c collective.Communicator) error {
+	errs := gnntest.RunRanks(t, 2, 10*time.Second, func(c *collective.Comm) error {
 		sh, err := dist.Load(fx.Path, "p2", c.Rank(), dist.LoadOptions{})
 		if err != nil {
 			return err
@@ -217,7 +217,7 @@ func TestCachePolicies(t *testing.T) {
 	for i, c := range cfgs {
 		var mu sync.Mutex
 		var saved, traffic int64
-		errs := gnntest.RunRanks(t, 2, 10*time.Second, func(cm collective.Communicator) error {
+		errs := gnntest.RunRanks(t, 2, 10*time.Second, func(cm *collective.Comm) error {
 			sh, err := dist.Load(fx.Path, "p2", cm.Rank(), dist.LoadOptions{})
 			if err != nil {
 				return err
@@ -266,7 +266,7 @@ func TestRankFailure(t *testing.T) {
 	fx := gnntest.New(t, small)
 	done := make(chan []error, 1)
 	go func() {
-		done <- gnntest.RunRanks(t, 2, 5*time.Second, func(c collective.Communicator) error {
+		done <- gnntest.RunRanks(t, 2, 5*time.Second, func(c *collective.Comm) error {
 			sh, err := dist.Load(fx.Path, "p2", c.Rank(), dist.LoadOptions{})
 			if err != nil {
 				return err

@@ -144,7 +144,7 @@ func sendRecvBytes(op string, b int64, n int) (send, recv int64) {
 
 // Measure runs the benchmark on c, calling emit with each size's result
 // (on every rank; print on rank 0).
-func Measure(ctx context.Context, c collective.Communicator, cfg Config, emit func(Result)) error {
+func Measure(ctx context.Context, c *collective.Comm, cfg Config, emit func(Result)) error {
 	n := c.Size()
 	if err := cfg.validate(n); err != nil {
 		return err
@@ -177,7 +177,7 @@ func Measure(ctx context.Context, c collective.Communicator, cfg Config, emit fu
 }
 
 // operation returns the collective for one size and placement.
-func operation(c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace bool) func(context.Context) error {
+func operation(c *collective.Comm, cfg *Config, bufs *buffers, b int64, inPlace bool) func(context.Context) error {
 	n := int64(c.Size())
 	sb, rb := sendRecvBytes(cfg.Op, b, int(n))
 	dt := cfg.DType
@@ -217,7 +217,7 @@ func operation(c collective.Communicator, cfg *Config, bufs *buffers, b int64, i
 	}
 }
 
-func measureOne(ctx context.Context, c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace, first bool) (Run, error) {
+func measureOne(ctx context.Context, c *collective.Comm, cfg *Config, bufs *buffers, b int64, inPlace, first bool) (Run, error) {
 	op := operation(c, cfg, bufs, b, inPlace)
 	iters := cfg.iters(b)
 	// Small sizes run many iterations; give them a proportionate warm-up.
@@ -269,7 +269,7 @@ func firstWarmup(bytes int64) int {
 }
 
 // combine merges the ranks' times as nccl-tests' -a does.
-func combine(ctx context.Context, c collective.Communicator, sec float64, how int) (float64, error) {
+func combine(ctx context.Context, c *collective.Comm, sec float64, how int) (float64, error) {
 	x := []float64{sec}
 	op := collective.Sum
 	switch how {
@@ -347,7 +347,7 @@ func fill(dt collective.DType, op collective.Op, b []byte, r, from int64) {
 
 // check runs the operation once on known inputs and counts the elements
 // that differ from a serial reference, over all ranks.
-func check(ctx context.Context, c collective.Communicator, cfg *Config, bufs *buffers, b int64, inPlace bool, op func(context.Context) error) (int64, error) {
+func check(ctx context.Context, c *collective.Comm, cfg *Config, bufs *buffers, b int64, inPlace bool, op func(context.Context) error) (int64, error) {
 	n, me := int64(c.Size()), int64(c.Rank())
 	dt := cfg.DType
 	es := int64(dt.Size())

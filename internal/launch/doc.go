@@ -1,8 +1,9 @@
 // Package launch works out how a Weft process was started (by which
 // launcher, with which rank, world size and node-local rank) and where the
 // rendezvous server of rank 0 can be found, from the environment variables
-// the launchers set. It is pure Go, reads nothing but the environment
-// function it is given, and touches no network.
+// the launchers set, and how many CPUs the host has (HostCPUs). It is pure
+// Go; Detect reads nothing but the environment function it is given,
+// HostCPUs reads /sys, and nothing touches the network.
 //
 // # Precedence
 //

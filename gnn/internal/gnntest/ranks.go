@@ -13,7 +13,7 @@ import (
 // RunRanks runs f on every rank of an in-process world of n ranks whose
 // collectives give up after timeout, closes each rank's communicator, and
 // returns the ranks' errors.
-func RunRanks(t testing.TB, n int, timeout time.Duration, f func(c collective.Communicator) error) []error {
+func RunRanks(t testing.TB, n int, timeout time.Duration, f func(c *collective.Comm) error) []error {
 	t.Helper()
 	comms, err := collective.NewLocal(n, collective.WithTimeout(timeout))
 	if err != nil {

@@ -1,16 +1,18 @@
-package collective
+package engine
+
+import "github.com/weft-hpc/weft/collective/driver"
 
 // alltoallPairwise posts every receive in place, then sends block j to rank
 // r+1, r+2, ... in turn, so that in each round every rank sends to a
 // different rank and no link is hit twice at once. n-1 rounds. It serves
 // AllToAll and AllToAllV.
-func alltoallPairwise(x *exec, a *args) error {
+func alltoallPairwise(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	es := a.dt.Size()
-	soff, ssize := blocks(n, a.count, a.counts)
-	roff, rsize := blocks(n, a.count, a.rcounts)
-	sblock := func(i int) []byte { return a.send[soff[i]*es : (soff[i]+ssize[i])*es] }
-	rblock := func(i int) []byte { return a.recv[roff[i]*es : (roff[i]+rsize[i])*es] }
+	es := a.DType.Size()
+	soff, ssize := blocks(n, a.Count, a.Counts)
+	roff, rsize := blocks(n, a.Count, a.RecvCounts)
+	sblock := func(i int) []byte { return a.Send[soff[i]*es : (soff[i]+ssize[i])*es] }
+	rblock := func(i int) []byte { return a.Recv[roff[i]*es : (roff[i]+rsize[i])*es] }
 	copy(rblock(r), sblock(r))
 	slots := make([]*slot, n)
 	for k := 1; k < n; k++ {
@@ -37,7 +39,7 @@ func alltoallPairwise(x *exec, a *args) error {
 // barrierDissemination: in round k every rank signals rank r+2^k and waits
 // for rank r-2^k; after ceil(log2 n) rounds every rank has heard, directly
 // or not, from every other.
-func barrierDissemination(x *exec, a *args) error {
+func barrierDissemination(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	empty := []byte{}
 	for k, tag := 1, uint32(0); k < n; k, tag = k<<1, tag+1 {

@@ -1,8 +1,10 @@
-package collective
+package engine
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/weft-hpc/weft/collective/driver"
 )
 
 // An algorithm is one way to run a collective. Each operation has a list of
@@ -15,10 +17,10 @@ import (
 type algorithm struct {
 	name   string
 	id     uint8
-	op     opKind
-	can    func(c *Comm, a *args) bool // structural: can it run at all (nil: always)
-	prefer func(c *Comm, a *args) bool // default choice: is it the best here (nil: always)
-	run    func(x *exec, a *args) error
+	op     driver.Kind
+	can    func(c *conn, a *driver.Call) bool // structural: can it run at all (nil: always)
+	prefer func(c *conn, a *driver.Call) bool // default choice: is it the best here (nil: always)
+	run    func(x *exec, a *driver.Call) error
 }
 
 // Thresholds of the default choice, in bytes per rank's buffer. Measured on
@@ -33,46 +35,46 @@ const (
 // algorithms is filled by init: the algorithms refer back to it (the
 // hierarchical ones run inner operations), which a variable initializer
 // cannot.
-var algorithms map[opKind][]*algorithm
+var algorithms map[driver.Kind][]*algorithm
 
-func algorithmTable() map[opKind][]*algorithm {
-	return map[opKind][]*algorithm{
-		opAllReduce: {
+func algorithmTable() map[driver.Kind][]*algorithm {
+	return map[driver.Kind][]*algorithm{
+		driver.AllReduce: {
 			{name: "hier", id: 16, can: spansHosts, run: allreduceHier},
-			{name: "rd", id: 1, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallAllReduce }, run: allreduceRD},
+			{name: "rd", id: 1, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallAllReduce }, run: allreduceRD},
 			{name: "ring", id: 2, run: allreduceRing},
 		},
-		opBroadcast: {
+		driver.Broadcast: {
 			{name: "hier", id: 17, can: spansHosts, run: broadcastHier},
-			{name: "tree", id: 3, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallBroadcast }, run: broadcastTree},
+			{name: "tree", id: 3, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallBroadcast }, run: broadcastTree},
 			{name: "chain", id: 4, run: broadcastChain},
 		},
-		opReduce: {
-			{name: "tree", id: 5, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallReduce }, run: reduceTree},
+		driver.Reduce: {
+			{name: "tree", id: 5, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallReduce }, run: reduceTree},
 			{name: "chain", id: 6, run: reduceChain},
 		},
-		opAllGather: {
+		driver.AllGather: {
 			{name: "hier", id: 18, can: spansHosts, run: allgatherHier},
-			{name: "rd", id: 7, can: func(c *Comm, a *args) bool { return isPow2(c.size) }, prefer: func(c *Comm, a *args) bool { return a.count*a.dt.Size() <= smallGather }, run: allgatherRD},
+			{name: "rd", id: 7, can: func(c *conn, a *driver.Call) bool { return isPow2(c.size) }, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallGather }, run: allgatherRD},
 			{name: "ring", id: 8, run: allgatherRing},
 		},
-		opAllGatherV: {
+		driver.AllGatherV: {
 			{name: "ring", id: 9, run: allgatherRing},
 		},
-		opReduceScatter: {
-			{name: "rd", id: 10, prefer: func(c *Comm, a *args) bool { return a.count*c.size*a.dt.Size() <= smallAllReduce }, run: reducescatterRD},
+		driver.ReduceScatter: {
+			{name: "rd", id: 10, prefer: func(c *conn, a *driver.Call) bool { return a.Count*c.size*a.DType.Size() <= smallAllReduce }, run: reducescatterRD},
 			{name: "ring", id: 11, run: reducescatterRing},
 		},
-		opAllToAll: {
+		driver.AllToAll: {
 			{name: "pairwise", id: 12, run: alltoallPairwise},
 		},
-		opAllToAllV: {
+		driver.AllToAllV: {
 			{name: "pairwise", id: 13, run: alltoallPairwise},
 		},
-		opBarrier: {
+		driver.Barrier: {
 			{name: "dissemination", id: 14, run: barrierDissemination},
 		},
-		opSplit: {
+		driver.Split: {
 			{name: "ring", id: 15, run: allgatherRing},
 		},
 	}
@@ -85,7 +87,7 @@ func init() {
 	for op, list := range algorithms {
 		for _, a := range list {
 			if algoIDs[a.id] != nil {
-				panic(fmt.Sprintf("collective: algorithm id %d used twice", a.id))
+				panic(fmt.Sprintf("engine: algorithm id %d used twice", a.id))
 			}
 			a.op = op
 			algoIDs[a.id] = a
@@ -98,7 +100,7 @@ func algoByID(id uint8) *algorithm { return algoIDs[id] }
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 
 // pick chooses the algorithm for an operation.
-func (ep *endpoint) pick(op opKind, c *Comm, a *args) *algorithm {
+func (ep *endpoint) pick(op driver.Kind, c *conn, a *driver.Call) *algorithm {
 	list := algorithms[op]
 	if name, ok := ep.cfg.algo[op]; ok {
 		for _, alg := range list {
@@ -117,12 +119,12 @@ func (ep *endpoint) pick(op opKind, c *Comm, a *args) *algorithm {
 
 // parseAlgo reads WEFT_ALGO: a name for every operation that has it
 // ("ring"), or per-operation choices ("allreduce=ring,broadcast=chain").
-func parseAlgo(s string) (map[opKind]string, error) {
-	m := make(map[opKind]string)
+func parseAlgo(s string) (map[driver.Kind]string, error) {
+	m := make(map[driver.Kind]string)
 	if s == "" {
 		return m, nil
 	}
-	known := func(op opKind, name string) bool {
+	known := func(op driver.Kind, name string) bool {
 		for _, a := range algorithms[op] {
 			if a.name == name {
 				return true
@@ -146,8 +148,8 @@ func parseAlgo(s string) (map[opKind]string, error) {
 			}
 			continue
 		}
-		var op opKind
-		for k := opAllReduce; k <= opBarrier; k++ {
+		var op driver.Kind
+		for k := driver.AllReduce; k <= driver.Barrier; k++ {
 			if k.String() == opName {
 				op = k
 			}

@@ -1,4 +1,6 @@
-package collective
+package engine
+
+import "github.com/weft-hpc/weft/collective/driver"
 
 // allreduceRD is recursive doubling, for small buffers: log2(p) exchanges
 // of the whole buffer with partners at doubling distances, where p is the
@@ -6,19 +8,19 @@ package collective
 // ranks pair up first: the even one hands its data to the odd one and waits
 // for the result. Both partners of an exchange compute lower-rank's data op
 // higher-rank's data, so every rank ends with the same bits.
-func allreduceRD(x *exec, a *args) error {
+func allreduceRD(x *exec, a *driver.Call) error {
 	n := x.c.size
-	if len(a.send) > 0 && &a.recv[0] != &a.send[0] {
-		copy(a.recv, a.send)
+	if len(a.Send) > 0 && &a.Recv[0] != &a.Send[0] {
+		copy(a.Recv, a.Send)
 	}
-	if n == 1 || a.count == 0 {
-		x.finishAvg(a.recv)
+	if n == 1 || a.Count == 0 {
+		x.finishAvg(a.Recv)
 		return nil
 	}
-	if err := recursiveDoubling(x, a.recv, 0); err != nil {
+	if err := recursiveDoubling(x, a.Recv, 0); err != nil {
 		return err
 	}
-	x.finishAvg(a.recv)
+	x.finishAvg(a.Recv)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package collective
+package engine
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -18,11 +19,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/collective/transport/inproc"
 	"github.com/weft-hpc/weft/collective/transport/shm"
 	"github.com/weft-hpc/weft/collective/transport/tcp"
-	"github.com/weft-hpc/weft/internal/launch"
 	"github.com/weft-hpc/weft/internal/rendezvous"
 )
 
@@ -31,95 +32,79 @@ import (
 // so that two jobs sharing a first node do not collide.
 const DefaultMasterPort = 29500
 
-// Launch describes how the world was started, as Init found it.
-type Launch struct {
-	Launcher       string // "openmpi", "mpich", "slurm", "torchrun", "weft", "single"
-	Rank, Size     int
-	LocalRank      int // -1 if unknown
-	LocalSize      int // -1 if unknown
-	Rendezvous     string
-	JobID          string
-	Host           string
-	AdvertisedAddr string
-	NumNodes       int
-	LocalRanks     int      // ranks found on this host (same host name and boot id)
-	PeerTransports []string // how this rank reaches each rank: "self", "shm" or "tcp"
-	HostCPUs       int      // CPUs online on this host
-}
-
-// Init creates the world communicator of a multi-process job over TCP.
+// Open is the "tcp" backend: the world of a multi-process job over Weft's
+// own transports. It meets the other ranks through a key-value store
+// served by rank 0, connects every pair over TCP, and moves the pairs on
+// one host to shared memory. The store's address comes from cfg.Master,
+// from the launch (WEFT_MASTER_ADDR/PORT, MASTER_ADDR/PORT, the first node
+// of a Slurm step), or from a shared file (cfg.Rendezvous); a launch whose
+// ranks all run on one host needs none of these, a file under the
+// temporary directory keyed by the job does. A world of one rank connects
+// nothing.
 //
-// It finds rank, world size and local rank from the launcher's variables
-// (Open MPI, MPICH/Hydra, Slurm, torchrun, or WEFT_RANK/WEFT_WORLD_SIZE;
-// options override them), meets the other ranks through a key-value store
-// served by rank 0, and connects every pair. The store's address comes
-// from WEFT_MASTER_ADDR/WEFT_MASTER_PORT (or MASTER_ADDR/MASTER_PORT), from
-// the first host of the Slurm step, or from a shared file
-// (WEFT_RENDEZVOUS=file:///path); a launch whose ranks all run on one host
-// needs none of these, a file under the temporary directory keyed by the job
-// does. A single process gets a world of one rank.
-//
-// Init returns when every rank is connected, or with an error naming what
-// is missing when ctx ends or the timeout (WEFT_TIMEOUT) passes.
-func Init(ctx context.Context, opts ...Option) (*Comm, error) {
-	c, _, err := InitLaunch(ctx, opts...)
-	return c, err
-}
-
-// InitLaunch is Init that also reports what it found about the launch.
-func InitLaunch(ctx context.Context, opts ...Option) (*Comm, *Launch, error) {
-	o, err := buildOptions(opts)
+// Open returns when every rank is connected, or with an error naming what
+// is missing when ctx ends or cfg.Timeout passes.
+func Open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
+	l := cfg.Launch
+	ecfg, err := newConfig(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cfg, err := o.config()
-	if err != nil {
-		return nil, nil, err
-	}
-	info, err := launch.Detect(os.Getenv)
-	if err != nil {
-		if o.rank < 0 {
-			return nil, nil, initErr(-1, err)
-		}
-		info = launch.Info{Launcher: launch.Weft, LocalRank: -1, LocalSize: -1, NumNodes: -1}
-	}
-	if o.rank >= 0 {
-		if o.size < 1 || o.rank >= o.size {
-			return nil, nil, initErr(o.rank, fmt.Errorf("%w: WithRank(%d, %d)", ErrInvalid, o.rank, o.size))
-		}
-		info.Rank, info.Size = o.rank, o.size
-		if info.Launcher == launch.Single {
-			info.Launcher = launch.Weft
-		}
-	}
-	if o.localRank >= 0 {
-		info.LocalRank = o.localRank
-	}
-	host, _ := os.Hostname()
-	l := &Launch{Launcher: info.Launcher, Rank: info.Rank, Size: info.Size, LocalRank: info.LocalRank,
-		LocalSize: info.LocalSize, JobID: info.JobID, Host: host, NumNodes: info.NumNodes}
-	if info.Size == 1 {
+	if l.Size == 1 {
 		l.Rendezvous = "none"
-		l.LocalRanks, l.HostCPUs, l.PeerTransports = 1, hostCPUs(), []string{"self"}
-		c := newWorld(newEndpoint(inproc.New(1)[0], cfg))
-		c.launch = l
-		return c, l, nil
+		l.LocalRanks, l.PeerTransports = 1, []string{"self"}
+		c := newWorld(newEndpoint(inproc.New(1)[0], ecfg))
+		l.Backend = c.Name()
+		return c, nil
 	}
-	if cfg.timeout > 0 {
+	if cfg.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.timeout)
+		ctx, cancel = context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
 	}
-	c, err := bootstrap(ctx, o, cfg, info, l)
+	c, err := bootstrap(ctx, cfg, ecfg)
 	if err != nil {
-		return nil, nil, initErr(info.Rank, err)
+		return nil, err
 	}
-	c.launch = l
-	return c, l, nil
+	l.Backend = c.Name()
+	return c, nil
 }
 
-func initErr(rank int, err error) error {
-	return &OpError{Op: "init", Backend: "tcp", Rank: rank, Peer: -1, Err: err}
+// NewLocal is the "local" backend: n ranks over the in-process transport,
+// one Conn each, for goroutines of one process.
+func NewLocal(n int, cfg *driver.Config) ([]driver.Conn, error) {
+	ecfg, err := newConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Hosts != nil && len(cfg.Hosts) != n {
+		return nil, fmt.Errorf("engine: %d ranks with a host map of %d", n, len(cfg.Hosts))
+	}
+	out := make([]driver.Conn, n)
+	for i, tr := range inproc.New(n) {
+		ep := newEndpoint(tr, ecfg)
+		ep.hosts = cfg.Hosts
+		out[i] = newWorld(ep)
+	}
+	return out, nil
+}
+
+// newConfig is the endpoint configuration of cfg; the spin settings wait
+// until the ranks on this host are known.
+func newConfig(cfg *driver.Config) (config, error) {
+	algo, err := parseAlgo(cfg.Algorithm)
+	if err != nil {
+		return config{}, fmt.Errorf("WEFT_ALGO=%q: %w", cfg.Algorithm, err)
+	}
+	chunk := cfg.ChunkBytes
+	if chunk < 4<<10 || chunk > 64<<20 {
+		return config{}, fmt.Errorf("chunk of %d bytes is outside [4K, 64M]", chunk)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return config{timeout: cfg.Timeout, chunk: chunk, algo: algo, log: log}, nil
 }
 
 // rankInfo is what each rank publishes in the rendezvous store.
@@ -130,38 +115,39 @@ type rankInfo struct {
 	PID    int    `json:"pid"`
 }
 
-func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l *Launch) (*Comm, error) {
-	rank, size := info.Rank, info.Size
-	token := *o.token
+func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error) {
+	l := dc.Launch
+	rank, size := l.Rank, l.Size
+	token := dc.Token
 	if token == "" {
-		token = info.JobID
+		token = l.JobID
 	}
 	logf := func(format string, a ...any) { cfg.log.Warn(fmt.Sprintf(format, a...)) }
 
 	// Where is the store?
-	master := o.master
-	if master == "" && info.MasterAddr != "" {
-		port := info.MasterPort
+	master := dc.Master
+	if master == "" && l.MasterAddr != "" {
+		port := l.MasterPort
 		if port == 0 {
-			port = defaultPort(info.JobID)
+			port = defaultPort(l.JobID)
 		}
-		master = net.JoinHostPort(info.MasterAddr, strconv.Itoa(port))
+		master = net.JoinHostPort(l.MasterAddr, strconv.Itoa(port))
 	}
 	var filePath string
 	switch {
 	case master != "":
 		l.Rendezvous = "tcp://" + master
-	case o.rendezvous != "":
-		u, err := url.Parse(o.rendezvous)
+	case dc.Rendezvous != "":
+		u, err := url.Parse(dc.Rendezvous)
 		if err != nil || u.Scheme != "file" || u.Path == "" {
-			return nil, fmt.Errorf("WEFT_RENDEZVOUS=%q: want file:///path/on/a/shared/filesystem", o.rendezvous)
+			return nil, fmt.Errorf("WEFT_RENDEZVOUS=%q: want file:///path/on/a/shared/filesystem", dc.Rendezvous)
 		}
 		filePath = u.Path
-		l.Rendezvous = o.rendezvous
-	case info.LocalSize == size || info.NumNodes == 1:
+		l.Rendezvous = dc.Rendezvous
+	case l.LocalSize == size || l.NumNodes == 1:
 		// Every rank is on this host: a file in the temporary directory,
 		// named after the job, is a rendezvous nobody has to set up.
-		id := info.JobID
+		id := l.JobID
 		if id == "" {
 			id = "ppid-" + strconv.Itoa(os.Getppid())
 		}
@@ -173,12 +159,12 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 	}
 
 	// The address this rank listens on and advertises.
-	ip := o.ifAddr
+	ip := dc.ListenAddr
 	if ip == "" {
 		if master != "" {
 			mh, _, _ := net.SplitHostPort(master)
 			ip = localIPToward(mh)
-		} else if filePath != "" && (info.LocalSize == size || info.NumNodes == 1) {
+		} else if filePath != "" && (l.LocalSize == size || l.NumNodes == 1) {
 			ip = "127.0.0.1"
 		} else {
 			ip = localIPToward(l.Host)
@@ -276,18 +262,14 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 			local++
 		}
 	}
-	cfg.spin, cfg.yield = o.spinFor(local)
-	l.LocalRanks, l.HostCPUs = local, hostCPUs()
-	cc := o.congestion
-	if cc == "system" {
-		cc = ""
-	}
+	cfg.spin, cfg.yield = spinFor(dc.Spin, local)
+	l.LocalRanks = local
 	tr, err := tcp.Connect(ctx, tcp.Config{Rank: rank, Size: size, Token: token + "/" + string(nonce),
-		Listener: ln, Addrs: addrs, SocketBuffer: *o.sockBuf, Congestion: cc, Logf: logf})
+		Listener: ln, Addrs: addrs, SocketBuffer: dc.SocketBuffer, Congestion: dc.Congestion, Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank, cfg.yield)
+	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank, dc, cfg.yield)
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +278,8 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 	ep.hosts = hostIndex(infos)
 	c := newWorld(ep)
 	// Everyone connected: rank 0 may now stop serving the store.
-	if err := c.Barrier(ctx); err != nil {
-		c.Abort()
+	if err := c.Run(ctx, &driver.Call{Kind: driver.Barrier}); err != nil {
+		ep.close()
 		return nil, err
 	}
 	return c, nil
@@ -307,18 +289,8 @@ func bootstrap(ctx context.Context, o *options, cfg config, info launch.Info, l 
 // boot id) from TCP to shared memory, unless WEFT_SHM=off. Every pair sets
 // up at once: done one after another, three ranks could wait on each other
 // in a circle.
-func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int, yield bool) (transport.Transport, []string, error) {
+func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int, dc *driver.Config, yield bool) (transport.Transport, []string, error) {
 	kinds := make([]string, len(infos))
-	mode, err := paramShm.get()
-	if err != nil {
-		tr.Close()
-		return nil, nil, err
-	}
-	ring, err := paramShmRing.get()
-	if err != nil {
-		tr.Close()
-		return nil, nil, err
-	}
 	me := infos[rank]
 	links := map[int]transport.Link{}
 	var mu sync.Mutex
@@ -329,7 +301,7 @@ func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, ran
 		case p == rank:
 			kinds[p] = "self"
 			continue
-		case mode == "off" || ri.Host != me.Host || ri.BootID != me.BootID || me.BootID == "":
+		case !dc.SharedMemory || ri.Host != me.Host || ri.BootID != me.BootID || me.BootID == "":
 			kinds[p] = "tcp"
 			continue
 		}
@@ -338,7 +310,7 @@ func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, ran
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: int(ring), Yield: yield})
+			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: dc.SharedRing, Yield: yield})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

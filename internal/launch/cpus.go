@@ -1,4 +1,4 @@
-package collective
+package launch
 
 import (
 	"os"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// hostCPUs is the number of CPUs online on this host. runtime.NumCPU is not
+// HostCPUs is the number of CPUs online on this host. runtime.NumCPU is not
 // it: launchers bind each rank to its own cores, and the affinity mask is
 // what NumCPU counts.
-func hostCPUs() int {
+func HostCPUs() int {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
 		return runtime.NumCPU()

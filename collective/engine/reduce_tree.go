@@ -1,17 +1,19 @@
-package collective
+package engine
+
+import "github.com/weft-hpc/weft/collective/driver"
 
 // reduceTree is the binomial tree, the mirror of broadcastTree: in round k
 // ranks whose bit k is set send their partial result to the rank 2^k below
 // and drop out. Latency-optimal for small buffers.
-func reduceTree(x *exec, a *args) error {
+func reduceTree(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	vr := mod(r-a.root, n)
-	real := func(v int) int { return mod(v+a.root, n) }
-	acc := a.recv
+	vr := mod(r-a.Root, n)
+	real := func(v int) int { return mod(v+a.Root, n) }
+	acc := a.Recv
 	if vr != 0 {
-		acc = x.scratchBuf(0, len(a.send))
+		acc = x.scratchBuf(0, len(a.Send))
 	}
-	copy(acc, a.send)
+	copy(acc, a.Send)
 	if len(acc) > 0 {
 		for mask := 1; mask < n; mask <<= 1 {
 			if vr&mask != 0 {
@@ -32,7 +34,7 @@ func reduceTree(x *exec, a *args) error {
 		}
 	}
 	if vr == 0 {
-		x.finishAvg(a.recv)
+		x.finishAvg(a.Recv)
 	}
 	return nil
 }
@@ -40,27 +42,27 @@ func reduceTree(x *exec, a *args) error {
 // reduceChain pipelines partial results along the chain root+n-1, ..., root+1,
 // root, chunk by chunk; each rank adds its own chunk and passes it on. Every
 // link carries the buffer once; a few chunks are in flight at a time.
-func reduceChain(x *exec, a *args) error {
+func reduceChain(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	vr := mod(r-a.root, n)
-	if n == 1 || len(a.send) == 0 {
+	vr := mod(r-a.Root, n)
+	if n == 1 || len(a.Send) == 0 {
 		if vr == 0 {
-			copy(a.recv, a.send)
-			x.finishAvg(a.recv)
+			copy(a.Recv, a.Send)
+			x.finishAvg(a.Recv)
 		}
 		return nil
 	}
 	prev, next := mod(r-1, n), mod(r+1, n)
-	es := a.dt.Size()
-	nc := x.chunks(a.count * es)
+	es := a.DType.Size()
+	nc := x.chunks(a.Count * es)
 	span := func(j int) (lo, hi int) {
-		o, l := part(a.count, nc, j)
+		o, l := part(a.Count, nc, j)
 		return o * es, (o + l) * es
 	}
 	if vr == n-1 {
 		for j := range nc {
 			lo, hi := span(j)
-			if err := x.send(prev, uint32(j), a.send[lo:hi]); err != nil {
+			if err := x.send(prev, uint32(j), a.Send[lo:hi]); err != nil {
 				return err
 			}
 		}
@@ -74,14 +76,14 @@ func reduceChain(x *exec, a *args) error {
 			return nil
 		}
 		lo, hi := span(j)
-		dst := a.recv
+		dst := a.Recv
 		if vr != 0 {
 			bufs[j] = x.c.ep.pool.get(hi - lo)
 			dst = bufs[j]
 		} else {
 			dst = dst[lo:hi]
 		}
-		s, err := x.recvReduce(next, uint32(j), dst, a.send[lo:hi], false)
+		s, err := x.recvReduce(next, uint32(j), dst, a.Send[lo:hi], false)
 		slots[j] = s
 		return err
 	}
@@ -100,7 +102,7 @@ func reduceChain(x *exec, a *args) error {
 		}
 		lo, hi := span(j)
 		if vr == 0 {
-			x.finishAvg(a.recv[lo:hi])
+			x.finishAvg(a.Recv[lo:hi])
 		} else {
 			if err := x.send(prev, uint32(j), bufs[j]); err != nil {
 				return err

@@ -1,25 +1,27 @@
-package collective
+package engine
+
+import "github.com/weft-hpc/weft/collective/driver"
 
 // reducescatterRing is the first half of the ring allreduce, arranged so
 // that rank r ends with block r: in step s rank r sends its partial sum of
 // block r-s-1 to the right and adds its own data to the partial sum of
 // block r-s-2 from the left. Partial sums live in pool buffers, chunk by
 // chunk, and move on as soon as they are reduced.
-func reducescatterRing(x *exec, a *args) error {
+func reducescatterRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	es := a.dt.Size()
-	if n == 1 || a.count == 0 {
-		copy(a.recv, a.send)
-		x.finishAvg(a.recv)
+	es := a.DType.Size()
+	if n == 1 || a.Count == 0 {
+		copy(a.Recv, a.Send)
+		x.finishAvg(a.Recv)
 		return nil
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
-	nc := x.chunks(a.count * es)
+	nc := x.chunks(a.Count * es)
 	span := func(j int) (lo, hi int) { // within a block, bytes
-		o, l := part(a.count, nc, j)
+		o, l := part(a.Count, nc, j)
 		return o * es, (o + l) * es
 	}
-	block := func(b int) []byte { return a.send[b*a.count*es : (b+1)*a.count*es] }
+	block := func(b int) []byte { return a.Send[b*a.Count*es : (b+1)*a.Count*es] }
 	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
 	steps := n - 1
 	// Partial sums land, reduced, in pool buffers, except the last step's,
@@ -29,7 +31,7 @@ func reducescatterRing(x *exec, a *args) error {
 		lo, hi := span(j)
 		mine := block(mod(r-s-2, n))[lo:hi]
 		if s == steps-1 {
-			return x.recvReduce(left, tag(s, j), a.recv[lo:hi], mine, false)
+			return x.recvReduce(left, tag(s, j), a.Recv[lo:hi], mine, false)
 		}
 		b := x.c.ep.pool.get(hi - lo)
 		bufs[s%2*nc+j] = b
@@ -71,7 +73,7 @@ func reducescatterRing(x *exec, a *args) error {
 				}
 				x.c.ep.pool.put(b)
 			} else {
-				x.finishAvg(a.recv[lo:hi])
+				x.finishAvg(a.Recv[lo:hi])
 			}
 		}
 		cur, next = next, cur
@@ -82,16 +84,16 @@ func reducescatterRing(x *exec, a *args) error {
 // reducescatterRD reduces the whole buffer by recursive doubling and keeps
 // this rank's block: log2(n) exchanges of everything, which beats the
 // ring's n-1 steps when the buffer is small.
-func reducescatterRD(x *exec, a *args) error {
-	es := a.dt.Size()
-	tmp := x.scratchBuf(0, len(a.send))
-	copy(tmp, a.send)
+func reducescatterRD(x *exec, a *driver.Call) error {
+	es := a.DType.Size()
+	tmp := x.scratchBuf(0, len(a.Send))
+	copy(tmp, a.Send)
 	if x.c.size > 1 && len(tmp) > 0 {
 		if err := recursiveDoubling(x, tmp, 0); err != nil {
 			return err
 		}
 	}
-	copy(a.recv, tmp[x.c.rank*a.count*es:])
-	x.finishAvg(a.recv)
+	copy(a.Recv, tmp[x.c.rank*a.Count*es:])
+	x.finishAvg(a.Recv)
 	return nil
 }

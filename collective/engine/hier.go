@@ -1,8 +1,10 @@
-package collective
+package engine
 
 import (
 	"fmt"
 	"hash/fnv"
+
+	"github.com/weft-hpc/weft/collective/driver"
 )
 
 // Hierarchical collectives, for communicators whose ranks span several
@@ -26,15 +28,15 @@ type topology struct {
 	spans   bool    // several hosts, and several ranks on one of them
 	hostOf  []int   // host index of each rank (hosts numbered by first rank)
 	members [][]int // the ranks of each host, in rank order
-	local   *Comm   // this rank's host
-	leaders *Comm   // the leaders; nil off leaders
+	local   *conn   // this rank's host
+	leaders *conn   // the leaders; nil off leaders
 	myHost  int
 }
 
-func spansHosts(c *Comm, a *args) bool { return c.topo().spans }
+func spansHosts(c *conn, a *driver.Call) bool { return c.topo().spans }
 
 // topo computes the topology once.
-func (c *Comm) topo() *topology {
+func (c *conn) topo() *topology {
 	c.topoOnce.Do(func() {
 		t := &topology{hostOf: make([]int, c.size)}
 		index := map[int]int{}
@@ -71,7 +73,7 @@ func (c *Comm) topo() *topology {
 
 // derived makes the private communicator of the given ranks of c (which
 // include this rank), with an id every member computes alike.
-func (c *Comm) derived(kind string, ranks []int) *Comm {
+func (c *conn) derived(kind string, ranks []int) *conn {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s/%v", c.id, kind, ranks)
 	id := h.Sum64()
@@ -83,92 +85,82 @@ func (c *Comm) derived(kind string, ranks []int) *Comm {
 			me = i
 		}
 	}
-	return newComm(c.ep, id, me, world)
+	return newConn(c.ep, id, me, world)
 }
 
-// nested runs op on sub inside the running operation x, on x's goroutine.
-func (x *exec) nested(sub *Comm, op opKind, a *args) error {
-	d := desc{op: op, dtype: a.dt, redop: a.op, root: int32(a.root), count: uint64(a.count)}
-	if op == opBroadcast || op == opAllGatherV {
-		d.redop = 0
-	}
-	alg := sub.ep.pick(op, sub, a)
+// nested runs a on sub inside the running operation x, on x's goroutine,
+// as sub's next operation.
+func (x *exec) nested(sub *conn, a *driver.Call) error {
+	alg := sub.ep.pick(a.Kind, sub, a)
+	d := callDesc(a)
 	d.algo = alg.id
-	sub.mu.Lock()
-	seq := sub.seq
-	sub.seq++
-	sub.mu.Unlock()
-	sub.cur.Store(&curOp{seq: seq, d: d})
-	if f := sub.ep.scanEarly(sub, seq, d); f != nil {
-		return f
-	}
-	return alg.run(&exec{c: sub, ctx: x.ctx, seq: seq, d: d, chunk: x.chunk}, a)
+	return sub.execute(x.ctx, d, alg, a)
 }
 
 // sumOf is the operation the inner steps use: Avg divides once, at the end.
-func sumOf(op Op) Op {
-	if op == Avg {
-		return Sum
+func sumOf(op driver.Op) driver.Op {
+	if op == driver.Avg {
+		return driver.Sum
 	}
 	return op
 }
 
-func allreduceHier(x *exec, a *args) error {
+func allreduceHier(x *exec, a *driver.Call) error {
 	t := x.c.topo()
-	op := sumOf(a.op)
+	op := sumOf(a.Op)
 	leader := t.leaders != nil
 	if t.local.size > 1 {
 		var recv []byte
 		if leader {
-			recv = a.recv
+			recv = a.Recv
 		}
-		if err := x.nested(t.local, opReduce, &args{send: a.send, recv: recv, dt: a.dt, op: op, count: a.count}); err != nil {
+		if err := x.nested(t.local, &driver.Call{Kind: driver.Reduce, Send: a.Send, Recv: recv, DType: a.DType, Op: op, Count: a.Count}); err != nil {
 			return err
 		}
-	} else if len(a.send) > 0 && &a.recv[0] != &a.send[0] {
-		copy(a.recv, a.send)
+	} else if len(a.Send) > 0 && &a.Recv[0] != &a.Send[0] {
+		copy(a.Recv, a.Send)
 	}
 	if leader {
-		if err := x.nested(t.leaders, opAllReduce, &args{send: a.recv, recv: a.recv, dt: a.dt, op: op, count: a.count}); err != nil {
+		if err := x.nested(t.leaders, &driver.Call{Kind: driver.AllReduce, Send: a.Recv, Recv: a.Recv, DType: a.DType, Op: op, Count: a.Count}); err != nil {
 			return err
 		}
 	}
 	if t.local.size > 1 {
-		if err := x.nested(t.local, opBroadcast, &args{send: a.recv, recv: a.recv, dt: a.dt, count: a.count}); err != nil {
+		if err := x.nested(t.local, &driver.Call{Kind: driver.Broadcast, Send: a.Recv, Recv: a.Recv, DType: a.DType, Count: a.Count}); err != nil {
 			return err
 		}
 	}
-	x.finishAvg(a.recv)
+	x.finishAvg(a.Recv)
 	return nil
 }
 
-func broadcastHier(x *exec, a *args) error {
+func broadcastHier(x *exec, a *driver.Call) error {
 	t := x.c.topo()
-	rootHost := t.hostOf[a.root]
+	rootHost := t.hostOf[a.Root]
 	if t.myHost == rootHost && t.local.size > 1 {
-		lr := indexOf(t.members[rootHost], a.root)
-		if err := x.nested(t.local, opBroadcast, &args{send: a.recv, recv: a.recv, dt: a.dt, root: lr, count: a.count}); err != nil {
+		lr := indexOf(t.members[rootHost], a.Root)
+		if err := x.nested(t.local, &driver.Call{Kind: driver.Broadcast, Send: a.Recv, Recv: a.Recv, DType: a.DType, Root: lr, Count: a.Count}); err != nil {
 			return err
 		}
 	}
 	if t.leaders != nil {
-		if err := x.nested(t.leaders, opBroadcast, &args{send: a.recv, recv: a.recv, dt: a.dt, root: rootHost, count: a.count}); err != nil {
+		if err := x.nested(t.leaders, &driver.Call{Kind: driver.Broadcast, Send: a.Recv, Recv: a.Recv, DType: a.DType, Root: rootHost, Count: a.Count}); err != nil {
 			return err
 		}
 	}
 	if t.myHost != rootHost && t.local.size > 1 {
-		return x.nested(t.local, opBroadcast, &args{send: a.recv, recv: a.recv, dt: a.dt, count: a.count})
+		return x.nested(t.local, &driver.Call{Kind: driver.Broadcast, Send: a.Recv, Recv: a.Recv, DType: a.DType, Count: a.Count})
 	}
 	return nil
 }
 
-func allgatherHier(x *exec, a *args) error {
+func allgatherHier(x *exec, a *driver.Call) error {
 	t := x.c.topo()
-	es := a.dt.Size()
-	blk := a.count * es
+	es := a.DType.Size()
+	blk := a.Count * es
 	mine := t.members[t.myHost]
 	host := x.scratchBuf(1, len(mine)*blk)
-	if err := x.nested(t.local, opAllGather, &args{send: a.send, recv: host, dt: a.dt, count: a.count}); err != nil {
+	if err := x.nested(t.local, &driver.Call{Kind: driver.AllGather, Send: a.Send, Recv: host, DType: a.DType, Count: a.Count}); err != nil {
 		return err
 	}
 	// All blocks, grouped by host.
@@ -176,21 +168,21 @@ func allgatherHier(x *exec, a *args) error {
 	if t.leaders != nil {
 		counts := make([]int, len(t.members))
 		for i, m := range t.members {
-			counts[i] = len(m) * a.count
+			counts[i] = len(m) * a.Count
 		}
-		if err := x.nested(t.leaders, opAllGatherV, &args{send: host, recv: grouped, dt: a.dt, counts: counts, count: x.c.size * a.count}); err != nil {
+		if err := x.nested(t.leaders, &driver.Call{Kind: driver.AllGatherV, Send: host, Recv: grouped, DType: a.DType, Counts: counts, Count: x.c.size * a.Count}); err != nil {
 			return err
 		}
 	}
 	if t.local.size > 1 {
-		if err := x.nested(t.local, opBroadcast, &args{send: grouped, recv: grouped, dt: a.dt, count: x.c.size * a.count}); err != nil {
+		if err := x.nested(t.local, &driver.Call{Kind: driver.Broadcast, Send: grouped, Recv: grouped, DType: a.DType, Count: x.c.size * a.Count}); err != nil {
 			return err
 		}
 	}
 	off := 0
 	for _, m := range t.members {
 		for _, r := range m {
-			copy(a.recv[r*blk:(r+1)*blk], grouped[off:off+blk])
+			copy(a.Recv[r*blk:(r+1)*blk], grouped[off:off+blk])
 			off += blk
 		}
 	}

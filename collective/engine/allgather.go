@@ -1,4 +1,6 @@
-package collective
+package engine
+
+import "github.com/weft-hpc/weft/collective/driver"
 
 // blocks returns the element offset and length of every rank's block: from
 // counts when given (the V forms), else count each.
@@ -21,12 +23,12 @@ func blocks(n, count int, counts []int) (off, size []int) {
 // steps, each rank sends (n-1)/n of the result. Blocks move in chunks and a
 // chunk is forwarded as soon as it lands, so steps overlap. It serves
 // AllGather, AllGatherV and Split.
-func allgatherRing(x *exec, a *args) error {
+func allgatherRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	es := a.dt.Size()
-	off, size := blocks(n, a.count, a.counts)
-	if a.counts == nil && len(a.send) > 0 || a.counts != nil && size[r] > 0 {
-		copy(a.recv[off[r]*es:], a.send)
+	es := a.DType.Size()
+	off, size := blocks(n, a.Count, a.Counts)
+	if a.Counts == nil && len(a.Send) > 0 || a.Counts != nil && size[r] > 0 {
+		copy(a.Recv[off[r]*es:], a.Send)
 	}
 	if n == 1 {
 		return nil
@@ -39,7 +41,7 @@ func allgatherRing(x *exec, a *args) error {
 	nc := x.chunks(maxBlock * es)
 	chunk := func(b, j int) []byte {
 		o, l := part(size[b], nc, j)
-		return a.recv[(off[b]+o)*es : (off[b]+o+l)*es]
+		return a.Recv[(off[b]+o)*es : (off[b]+o+l)*es]
 	}
 	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
 	// Receives land in place and each region is written once: post them all.
@@ -86,14 +88,14 @@ func allgatherRing(x *exec, a *args) error {
 // allgatherRD is recursive doubling for a power-of-two number of ranks: in
 // round k each rank swaps everything it has (2^k blocks) with the rank
 // 2^k away. log2(n) rounds, for small blocks.
-func allgatherRD(x *exec, a *args) error {
+func allgatherRD(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	es := a.dt.Size()
-	off, size := blocks(n, a.count, a.counts)
-	copy(a.recv[off[r]*es:], a.send)
+	es := a.DType.Size()
+	off, size := blocks(n, a.Count, a.Counts)
+	copy(a.Recv[off[r]*es:], a.Send)
 	span := func(first, k int) []byte {
 		last := first + k - 1
-		return a.recv[off[first]*es : (off[last]+size[last])*es]
+		return a.Recv[off[first]*es : (off[last]+size[last])*es]
 	}
 	for mask, tag := 1, uint32(0); mask < n; mask, tag = mask<<1, tag+1 {
 		partner := r ^ mask

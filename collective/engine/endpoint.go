@@ -1,4 +1,4 @@
-package collective
+package engine
 
 import (
 	"errors"
@@ -7,8 +7,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/internal/reduce"
 	"github.com/weft-hpc/weft/internal/wire"
@@ -38,9 +40,9 @@ type endpoint struct {
 	hosts []int // host index of each world rank; nil: all on one host
 
 	mu    sync.Mutex
-	comms map[uint64]*Comm
+	comms map[uint64]*conn
 
-	fail     atomic.Pointer[failure]
+	fail     atomic.Pointer[driver.Failure]
 	failOnce sync.Once
 	failed   chan struct{}
 	aborts   sync.WaitGroup // abort frames being written
@@ -57,7 +59,7 @@ type config struct {
 	spin    time.Duration // how long a waiting operation polls its link itself
 	yield   bool          // give the CPU away between polls (more ranks than CPUs)
 	chunk   int           // pipeline chunk and largest frame payload, bytes
-	algo    map[opKind]string
+	algo    map[driver.Kind]string
 	log     *slog.Logger
 }
 
@@ -128,7 +130,7 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 		rank:   tr.Rank(),
 		size:   tr.Size(),
 		cfg:    cfg,
-		comms:  make(map[uint64]*Comm),
+		comms:  make(map[uint64]*conn),
 		failed: make(chan struct{}),
 		stop:   make(chan struct{}),
 	}
@@ -155,20 +157,20 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 }
 
 // failure returns why the endpoint stopped, or nil.
-func (ep *endpoint) failure() *failure { return ep.fail.Load() }
+func (ep *endpoint) failure() *driver.Failure { return ep.fail.Load() }
 
 // failWith records the first fault, fails every pending receive, interrupts
 // blocked writes, and tells every peer, so that all ranks return an error
 // naming the rank to blame instead of waiting.
-func (ep *endpoint) failWith(f *failure) {
+func (ep *endpoint) failWith(f *driver.Failure) {
 	ep.failOnce.Do(func() {
-		if f.origin < 0 {
-			f.origin = ep.rank
+		if f.Origin < 0 {
+			f.Origin = ep.rank
 		}
 		ep.fail.Store(f)
 		close(ep.failed)
-		if !ep.closing.Load() || f.kind != ErrClosed {
-			ep.cfg.log.Warn("weft: communicator failed", "backend", ep.name, "rank", ep.rank, "culprit", f.culprit, "err", f.Error())
+		if !ep.closing.Load() || f.Kind != driver.ErrClosed {
+			ep.cfg.log.Warn("weft: communicator failed", "backend", ep.name, "rank", ep.rank, "culprit", f.Culprit, "err", f.Error())
 		}
 		for _, p := range ep.peers {
 			if p == nil {
@@ -190,15 +192,15 @@ func (ep *endpoint) failWith(f *failure) {
 				p.link.SetWriteDeadline(grace)
 			}
 		}
-		if f.kind == ErrClosed {
+		if f.Kind == driver.ErrClosed {
 			return
 		}
-		msg := []byte(f.text())
+		msg := []byte(f.Text())
 		if len(msg) > 4096 {
 			msg = msg[:4096]
 		}
 		for _, p := range ep.peers {
-			if p == nil || p.rank == f.origin && f.origin != ep.rank {
+			if p == nil || p.rank == f.Origin && f.Origin != ep.rank {
 				continue
 			}
 			ep.aborts.Add(1)
@@ -210,7 +212,7 @@ func (ep *endpoint) failWith(f *failure) {
 					return
 				}
 				p.link.SetWriteDeadline(time.Now().Add(abortGrace))
-				h := wire.Header{Kind: wire.KindAbort, Op: kindCode(f.kind), Root: int32(f.culprit), Len: uint32(len(msg))}
+				h := wire.Header{Kind: wire.KindAbort, Op: kindCode(f.Kind), Root: int32(f.Culprit), Len: uint32(len(msg))}
 				if err := p.link.WriteFrame(&h, msg); err != nil {
 					p.broken = err
 				}
@@ -224,7 +226,7 @@ func (ep *endpoint) failWith(f *failure) {
 const abortGrace = 2 * time.Second
 
 // Sentinel kinds travel in abort frames as small codes.
-var kindCodes = []error{nil, ErrTimeout, ErrPeerLost, ErrMismatch, ErrAborted, ErrClosed, ErrInvalid}
+var kindCodes = []error{nil, driver.ErrTimeout, driver.ErrPeerLost, driver.ErrMismatch, driver.ErrAborted, driver.ErrClosed, driver.ErrInvalid}
 
 func kindCode(k error) uint8 {
 	for i, e := range kindCodes {
@@ -239,11 +241,11 @@ func kindOf(code uint8) error {
 	if int(code) < len(kindCodes) && code > 0 {
 		return kindCodes[code]
 	}
-	return ErrAborted
+	return driver.ErrAborted
 }
 
 // close shuts the endpoint down: goodbye to every peer, links closed,
-// goroutines stopped. Pending operations fail with ErrClosed.
+// goroutines stopped. Pending operations fail with driver.ErrClosed.
 func (ep *endpoint) close() {
 	ep.closeOnce.Do(func() {
 		ep.closing.Store(true)
@@ -267,7 +269,7 @@ func (ep *endpoint) close() {
 			}
 			wg.Wait()
 		}
-		ep.failWith(&failure{kind: ErrClosed, culprit: -1, origin: ep.rank, msg: "communicator closed"})
+		ep.failWith(&driver.Failure{Kind: driver.ErrClosed, Culprit: -1, Origin: ep.rank, Msg: "communicator closed"})
 		ep.aborts.Wait() // let peers learn why before the links close
 		close(ep.stop)
 		ep.tr.Close()
@@ -328,8 +330,8 @@ func (p *peer) write(h *wire.Header, payload []byte) error {
 	if f := p.ep.failure(); f != nil {
 		return f
 	}
-	f := &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
-		msg: fmt.Sprintf("sending to rank %d failed (its process died, or the network between us broke)", p.rank), cause: err}
+	f := &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
+		Msg: fmt.Sprintf("sending to rank %d failed (its process died, or the network between us broke)", p.rank), Cause: err}
 	p.ep.failWith(f)
 	return p.ep.failure()
 }
@@ -409,6 +411,110 @@ func (p *peer) drain(pl transport.Poller, h *wire.Header) error {
 	}
 }
 
+// pollWait reads s's link on the waiting goroutine until s completes: a
+// message is taken without waking any other goroutine. It polls for the
+// spin time, then sleeps on the socket itself, in slices so that the
+// context and the timeout are seen. It returns nil when s is done or the
+// endpoint failed (the slot then reports why), or the error that ends the
+// wait. The caller holds the read token, which the reader loop (pollLoop)
+// gives up while it only waits for bytes.
+func (x *exec) pollWait(pl transport.Poller, s *slot) error {
+	p := s.p
+	ep := p.ep
+	h := &p.hdr // ours: we hold the read token
+	start := time.Now()
+	pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
+	spinEnd := start.Add(ep.cfg.spin)
+	last, lastAt := s.progress(), start
+	var done <-chan struct{}
+	if x.ctx != nil {
+		done = x.ctx.Done()
+	}
+	sp, _ := pl.(transport.Spinner)
+	spinning := false
+	setSpin := func(on bool) {
+		if sp != nil && spinning != on {
+			sp.Spinning(on)
+			spinning = on
+		}
+	}
+	defer setSpin(false)
+	setSpin(true)
+	spins := 0
+	for ep.failure() == nil {
+		select {
+		case <-s.done:
+			// Leave no whole frame in the link's buffer: the background
+			// reader only wakes for bytes on the socket.
+			if err := p.drain(pl, h); err != nil {
+				p.linkDown(err)
+			}
+			return nil
+		default:
+		}
+		ok, err := pl.TryReadHeader(h)
+		if err == nil && ok {
+			err = p.handle(h)
+		}
+		if err != nil {
+			p.linkDown(err)
+			return nil
+		}
+		if ok {
+			continue
+		}
+		if ep.cfg.yield {
+			// More ranks than CPUs here: let the one we wait for run. A
+			// raw call, so that the runtime does not hand this goroutine's
+			// P to another thread while the call sleeps.
+			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		} else if spins++; spins%32 != 0 {
+			continue // look at the clock now and then only
+		}
+		now := time.Now()
+		if now.Before(spinEnd) {
+			continue
+		}
+		select {
+		case <-done:
+			x.c.abortCtx(x.ctx, x.d.op)
+			return nil
+		default:
+		}
+		if t := ep.cfg.timeout; t > 0 {
+			if g := s.progress(); g != last {
+				last, lastAt = g, now
+			} else if now.Sub(lastAt) >= t {
+				ep.failWith(x.silent(s.p.rank, t))
+				return nil
+			}
+		}
+		setSpin(false)
+		pl.SetPollDeadline(now.Add(pollSlice))
+		err = pl.Poll()
+		// Payload reads wait under the silence limit, not the slice.
+		pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			p.linkDown(err)
+			return nil
+		}
+	}
+	return nil
+}
+
+// readDeadline is the deadline of a read that starts now: a peer silent
+// for the timeout fails it.
+func readDeadline(timeout time.Duration) time.Time {
+	if timeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(timeout)
+}
+
+// pollSlice is how long a polling wait sleeps on its socket before it
+// looks at its context and timeout again.
+const pollSlice = 20 * time.Millisecond
+
 // handle processes one frame whose header was just read; it returns an
 // error only when the link itself failed.
 func (p *peer) handle(h *wire.Header) error {
@@ -418,8 +524,8 @@ func (p *peer) handle(h *wire.Header) error {
 	case wire.KindGoodbye:
 		p.mu.Lock()
 		if p.gone == nil {
-			p.gone = &failure{kind: ErrPeerLost, culprit: p.rank, origin: ep.rank,
-				msg: fmt.Sprintf("rank %d closed its communicator while this rank still needed it", p.rank)}
+			p.gone = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: ep.rank,
+				Msg: fmt.Sprintf("rank %d closed its communicator while this rank still needed it", p.rank)}
 		}
 		for _, s := range p.posted {
 			p.settle(s)
@@ -430,7 +536,7 @@ func (p *peer) handle(h *wire.Header) error {
 		if err := p.link.ReadPayload(msg); err != nil {
 			return err
 		}
-		ep.failWith(&failure{kind: kindOf(h.Op), culprit: int(h.Root), origin: p.rank, relayed: true, msg: string(msg)})
+		ep.failWith(&driver.Failure{Kind: kindOf(h.Op), Culprit: int(h.Root), Origin: p.rank, Relayed: true, Msg: string(msg)})
 	case wire.KindData:
 		return p.deliver(h)
 	}
@@ -446,21 +552,21 @@ func (p *peer) linkDown(err error) {
 	p.mu.Lock()
 	gone := p.gone
 	p.mu.Unlock()
-	var f *failure
+	var f *driver.Failure
 	switch {
 	case gone != nil:
 		// It said goodbye; only operations that still need it fail, and
 		// they did when the goodbye arrived.
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		f = &failure{kind: ErrTimeout, culprit: p.rank, origin: -1,
-			msg: fmt.Sprintf("rank %d sent nothing for %v (stopped, hung, or cut off; WEFT_TIMEOUT sets the limit)", p.rank, ep.cfg.timeout)}
+		f = &driver.Failure{Kind: driver.ErrTimeout, Culprit: p.rank, Origin: -1,
+			Msg: fmt.Sprintf("rank %d sent nothing for %v (stopped, hung, or cut off; WEFT_TIMEOUT sets the limit)", p.rank, ep.cfg.timeout)}
 	case errors.Is(err, wire.ErrCorrupt):
-		f = &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
-			msg: fmt.Sprintf("rank %d sent a corrupt frame", p.rank), cause: err}
+		f = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
+			Msg: fmt.Sprintf("rank %d sent a corrupt frame", p.rank), Cause: err}
 	default:
-		f = &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
-			msg: fmt.Sprintf("lost connection to rank %d (its process died or was killed)", p.rank), cause: err}
+		f = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
+			Msg: fmt.Sprintf("lost connection to rank %d (its process died or was killed)", p.rank), Cause: err}
 	}
 	ep.failWith(f)
 }
@@ -468,7 +574,7 @@ func (p *peer) linkDown(err error) {
 // deliver reads the payload of the data frame h into its posted receive,
 // or keeps it until the receive is posted.
 func (p *peer) deliver(h *wire.Header) error {
-	key := matchKey{comm: h.Comm, p2p: opKind(h.Op) == opP2P, seq: h.Seq, tag: h.Tag}
+	key := matchKey{comm: h.Comm, p2p: driver.Kind(h.Op) == opP2P, seq: h.Seq, tag: h.Tag}
 	d := descOf(h)
 	p.mu.Lock()
 	if s := p.posted[key]; s != nil {
@@ -492,8 +598,8 @@ func (p *peer) deliver(h *wire.Header) error {
 			s.got += int(h.Len)
 			s.frames++
 		} else if s.err == nil {
-			s.err = &failure{kind: ErrPeerLost, culprit: p.rank, origin: -1,
-				msg: fmt.Sprintf("reading from rank %d failed", p.rank), cause: err}
+			s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
+				Msg: fmt.Sprintf("reading from rank %d failed", p.rank), Cause: err}
 		}
 		p.settle(s)
 		p.mu.Unlock()
@@ -522,7 +628,7 @@ func (p *peer) deliver(h *wire.Header) error {
 		p.ep.pool.put(b)
 		return nil
 	}
-	var f *failure
+	var f *driver.Failure
 	if !key.p2p {
 		f = p.ep.checkEarly(p, key, d)
 	}
@@ -630,7 +736,7 @@ func (r *reducer) feed(piece []byte) {
 // mismatch. The caller holds p.mu, so the frame cannot have been taken by
 // an operation in the meantime; an operation that starts later scans the
 // kept frames itself (scanEarly).
-func (ep *endpoint) checkEarly(p *peer, key matchKey, d desc) *failure {
+func (ep *endpoint) checkEarly(p *peer, key matchKey, d desc) *driver.Failure {
 	ep.mu.Lock()
 	c := ep.comms[key.comm]
 	ep.mu.Unlock()
@@ -648,20 +754,20 @@ func (ep *endpoint) checkEarly(p *peer, key matchKey, d desc) *failure {
 }
 
 // check compares an arriving frame's description with the receive's.
-func (s *slot) check(d desc, msgLen uint64) *failure {
+func (s *slot) check(d desc, msgLen uint64) *driver.Failure {
 	if d != s.d {
 		return s.p.mismatch(d, s.d, s.key.seq)
 	}
 	if msgLen != uint64(len(s.buf)) {
-		return &failure{kind: ErrMismatch, culprit: s.p.rank, origin: -1,
-			msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", s.p.rank, msgLen, s.p.ep.rank, len(s.buf), s.d)}
+		return &driver.Failure{Kind: driver.ErrMismatch, Culprit: s.p.rank, Origin: -1,
+			Msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", s.p.rank, msgLen, s.p.ep.rank, len(s.buf), s.d)}
 	}
 	return nil
 }
 
-func (p *peer) mismatch(theirs, ours desc, seq uint64) *failure {
-	return &failure{kind: ErrMismatch, culprit: p.rank, origin: -1,
-		msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs)}
+func (p *peer) mismatch(theirs, ours desc, seq uint64) *driver.Failure {
+	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
+		Msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs)}
 }
 
 // post registers a receive from p under key into buf.
@@ -693,8 +799,8 @@ func (p *peer) postSlot(s *slot, n int) (*slot, error) {
 			if e.d != d {
 				return nil, p.mismatch(e.d, d, key.seq)
 			}
-			return nil, &failure{kind: ErrMismatch, culprit: p.rank, origin: -1,
-				msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", p.rank, e.msgLen, p.ep.rank, n, d)}
+			return nil, &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
+				Msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", p.rank, e.msgLen, p.ep.rank, n, d)}
 		}
 		for _, f := range e.frames {
 			s.land(f.off, f.b)

@@ -1,6 +1,10 @@
-package collective
+package engine
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/weft-hpc/weft/collective/driver"
+)
 
 // TestHierarchicalChosen: the hierarchical algorithms are chosen exactly
 // when the ranks span hosts with several ranks on one of them.
@@ -9,18 +13,19 @@ func TestHierarchicalChosen(t *testing.T) {
 		hosts []int
 		want  bool
 	}{{nil, false}, {[]int{0, 0, 0, 0}, false}, {[]int{0, 1, 2, 3}, false}, {[]int{0, 0, 1, 1}, true}, {[]int{1, 0, 0, 2}, true}} {
-		cs, err := NewLocal(4, WithHosts(tc.hosts))
+		cs, err := NewLocal(4, &driver.Config{Hosts: tc.hosts, ChunkBytes: 512 << 10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := &args{dt: Float32, count: 1 << 20}
-		for _, op := range []opKind{opAllReduce, opBroadcast, opAllGather} {
-			if got := cs[1].ep.pick(op, cs[1], a).name == "hier"; got != tc.want {
+		c := cs[1].(*conn)
+		a := &driver.Call{DType: driver.Float32, Count: 1 << 20}
+		for _, op := range []driver.Kind{driver.AllReduce, driver.Broadcast, driver.AllGather} {
+			if got := c.ep.pick(op, c, a).name == "hier"; got != tc.want {
 				t.Errorf("hosts %v, %v: hierarchical = %v, want %v", tc.hosts, op, got, tc.want)
 			}
 		}
 		if tc.want {
-			tp := cs[1].topo()
+			tp := c.topo()
 			if tp.local == nil || tp.local.size != 2 {
 				t.Errorf("hosts %v: local communicator %+v", tc.hosts, tp.local)
 			}

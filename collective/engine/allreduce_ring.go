@@ -1,4 +1,6 @@
-package collective
+package engine
+
+import "github.com/weft-hpc/weft/collective/driver"
 
 // allreduceRing is the bandwidth-optimal ring: a reduce-scatter of n-1
 // steps, then an allgather of n-1 steps, each rank sending 2(n-1)/n of the
@@ -8,21 +10,21 @@ package collective
 // reduced on exactly one rank per step and then copied, so every rank ends
 // with the same bits. Incoming chunks are reduced where they arrive (in
 // the shared-memory ring or the socket's read buffer), never stored first.
-func allreduceRing(x *exec, a *args) error {
+func allreduceRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	es := a.dt.Size()
-	if n == 1 || a.count == 0 {
-		copy(a.recv, a.send)
-		x.finishAvg(a.recv)
+	es := a.DType.Size()
+	if n == 1 || a.Count == 0 {
+		copy(a.Recv, a.Send)
+		x.finishAvg(a.Recv)
 		return nil
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
-	_, segMax := part(a.count, n, 0)
+	_, segMax := part(a.Count, n, 0)
 	nc := x.chunks(segMax * es)
 	steps := 2 * (n - 1)
 	// chunk returns the byte range of chunk j of segment seg.
 	chunk := func(seg, j int) (lo, hi int) {
-		so, sl := part(a.count, n, seg)
+		so, sl := part(a.Count, n, seg)
 		co, cl := part(sl, nc, j)
 		return (so + co) * es, (so + co + cl) * es
 	}
@@ -39,9 +41,9 @@ func allreduceRing(x *exec, a *args) error {
 			return nil, nil
 		}
 		if s < n-1 {
-			return x.recvReduce(left, tag(s, j), a.recv[lo:hi], a.send[lo:hi], false)
+			return x.recvReduce(left, tag(s, j), a.Recv[lo:hi], a.Send[lo:hi], false)
 		}
-		return x.recv(left, tag(s, j), a.recv[lo:hi])
+		return x.recv(left, tag(s, j), a.Recv[lo:hi])
 	}
 	cur, next := make([]*slot, nc), make([]*slot, nc)
 	for j := range nc {
@@ -53,7 +55,7 @@ func allreduceRing(x *exec, a *args) error {
 	}
 	for j := range nc {
 		if lo, hi := chunk(r, j); hi > lo {
-			if err := x.send(right, tag(0, j), a.send[lo:hi]); err != nil {
+			if err := x.send(right, tag(0, j), a.Send[lo:hi]); err != nil {
 				return err
 			}
 		}
@@ -76,10 +78,10 @@ func allreduceRing(x *exec, a *args) error {
 			}
 			lo, hi := chunk(segRecv(s), j)
 			if s == n-2 {
-				x.finishAvg(a.recv[lo:hi])
+				x.finishAvg(a.Recv[lo:hi])
 			}
 			if s+1 < steps {
-				if err := x.send(right, tag(s+1, j), a.recv[lo:hi]); err != nil {
+				if err := x.send(right, tag(s+1, j), a.Recv[lo:hi]); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package collective
+package engine
 
 import (
 	"context"
@@ -8,7 +8,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/collective/transport/shm"
 )
@@ -32,7 +34,7 @@ func (p *pairTransport) Close() error { return p.link.Close() }
 
 // shmPair returns two communicators joined by a shared-memory link, for
 // looking at the engine's per-operation cost in one process.
-func shmPair(b *testing.B) [2]*Comm {
+func shmPair(b *testing.B) [2]*conn {
 	shm.Dir = b.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,13 +63,12 @@ func shmPair(b *testing.B) [2]*Comm {
 	if errs[0] != nil || errs[1] != nil {
 		b.Fatal(errs)
 	}
-	o, _ := buildOptions(nil)
-	cfg, err := o.config()
+	cfg, err := newConfig(&driver.Config{ChunkBytes: 512 << 10, Timeout: time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.spin, cfg.yield = o.spinFor(2)
-	var out [2]*Comm
+	cfg.spin, cfg.yield = spinFor("auto", 2)
+	var out [2]*conn
 	for r := range out {
 		out[r] = newWorld(newEndpoint(&pairTransport{rank: r, link: links[r]}, cfg))
 	}
@@ -83,12 +84,13 @@ func BenchmarkAllReduceShm8B(b *testing.B) {
 	}
 	cs := shmPair(b)
 	ctx := context.Background()
-	run := func(c *Comm, n int) error {
+	run := func(c *conn, n int) error {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		in, out := []float32{1, 2}, make([]float32, 2)
+		in, out := make([]byte, 8), make([]byte, 8)
+		call := &driver.Call{Kind: driver.AllReduce, DType: driver.Float32, Send: in, Recv: out, Count: 2}
 		for i := 0; i < n; i++ {
-			if err := c.AllReduce(ctx, Buf(in), Buf(out), Sum); err != nil {
+			if err := c.Run(ctx, call); err != nil {
 				return err
 			}
 		}

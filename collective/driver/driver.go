@@ -1,0 +1,219 @@
+// Package driver is the interface between Weft's communication front end
+// (package collective) and the backends that move the bytes, in the way
+// database/sql/driver sits under database/sql. Programs use package
+// collective; this package is for backends.
+//
+// The front end checks every argument, orders operations, owns requests,
+// contexts, failure and errors; a backend (a Conn) only runs operations
+// that arrive described once, already checked (a Call), and reports how
+// they ended. Backends in this module: collective/engine (Weft's own
+// transports: in-process, shared memory, TCP; backends "tcp" and "local")
+// and collective/mpi (the system MPI; backend "mpi", build tag mpi).
+//
+// # What a backend must do
+//
+// A Conn is one rank's part of one communicator. The front end calls Run
+// for collectives one at a time per Conn, in the order the program issued
+// them (the same order on every rank), and for point-to-point calls at any
+// time, concurrently with each other and with collectives. Start posts a
+// point-to-point call without waiting for it; calls on one (peer, tag)
+// match in the order they were started or run. Split makes the Conn of a
+// sub-communicator whose members the front end has already agreed on (by
+// running a Call of kind Split).
+//
+// Run must not return while the backend may still read or write the
+// call's buffers, unless it returns an error and the communicator is then
+// failed for good (the buffers are the caller's again only in the sense
+// that the backend will never deliver into them a result the caller can
+// trust). A backend that cannot interrupt a call in progress (MPI) says so
+// in its documentation: ctx is then checked before the call only.
+//
+// Optional abilities are found by type assertion, as database/sql finds
+// them: Limiter (limits on tags and counts tighter than the front end's),
+// JobAborter (ending the whole job, MPI_Abort), Uninterruptible (calls that
+// Abort cannot stop).
+package driver
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// Kind is the operation a Call describes. The numbering is part of Weft's
+// wire format: do not reorder.
+type Kind uint8
+
+const (
+	AllReduce Kind = iota + 1
+	Broadcast
+	Reduce
+	AllGather
+	AllGatherV
+	ReduceScatter
+	AllToAll
+	AllToAllV
+	Barrier
+	// Split is the exchange that precedes a Split: an AllGather of each
+	// rank's (color, key) as two int64 (Send, Count 2) into Recv. It is a
+	// kind of its own so that a Split on one rank and an AllGather on
+	// another are told apart.
+	Split
+	Send
+	Recv
+)
+
+var kindNames = [...]string{"", "allreduce", "broadcast", "reduce", "allgather", "allgatherv",
+	"reducescatter", "alltoall", "alltoallv", "barrier", "split", "send", "recv"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && k > 0 {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Collective reports whether k is a collective (ordered by the front end),
+// as opposed to Send and Recv.
+func (k Kind) Collective() bool { return k >= AllReduce && k <= Split }
+
+// Call is one operation, described once and checked by the front end.
+//
+// Counts are in elements. Count is the whole buffer for AllReduce, Reduce
+// and Broadcast; one rank's block for AllGather, ReduceScatter and Split;
+// one peer's block for AllToAll; the total of Counts for AllGatherV; the
+// message for Send and Recv. Send and Recv hold exactly the bytes the
+// operation reads and writes (Recv is empty on the ranks of a Reduce other
+// than the root); for Broadcast both are the one buffer. They may be the
+// same memory, or overlap, where the front end's documentation allows it
+// (in place).
+type Call struct {
+	Kind  Kind
+	DType DType
+	Op    Op // AllReduce, Reduce, ReduceScatter
+	Send  []byte
+	Recv  []byte
+	Count int
+	// Counts is AllGatherV's block of each rank, and AllToAllV's count sent
+	// to each rank; RecvCounts is AllToAllV's count received from each.
+	Counts, RecvCounts []int
+	Root               int // Broadcast, Reduce
+	Peer, Tag          int // Send, Recv: the other rank of this communicator, the tag
+}
+
+// Pending is a point-to-point call posted by Start.
+type Pending interface {
+	// Wait blocks until the call completes, or ctx ends, and returns its
+	// error. When ctx ends first it returns an error wrapping ErrAborted
+	// and the context's error, and the communicator is failed.
+	Wait(ctx context.Context) error
+	// Test reports whether the call has completed, and its error if so.
+	// It never blocks.
+	Test() (done bool, err error)
+}
+
+// Conn is one rank's part of a communicator of a backend.
+type Conn interface {
+	// Rank and Size place this rank in the communicator.
+	Rank() int
+	Size() int
+	// Name is the backend as errors and tools show it ("tcp+shm",
+	// "inproc", "mpi").
+	Name() string
+	// Run runs c on the caller's goroutine and returns when it is
+	// complete or failed.
+	Run(ctx context.Context, c *Call) error
+	// Start posts a Send or Recv and returns at once.
+	Start(c *Call) (Pending, error)
+	// Split returns the Conn of the sub-communicator made of members (ranks
+	// of this Conn, in the new communicator's rank order; they include this
+	// rank), or nil when members is nil: this rank called Split with
+	// Undefined. color is the color every member passed. Split is
+	// collective over this Conn (every rank calls it, members or not),
+	// right after the front end ran the Split exchange on it.
+	Split(ctx context.Context, color int, members []int) (Conn, error)
+	// Abort fails every pending and later operation of this communicator
+	// and of every communicator of its world with f, here and, where the
+	// backend can tell them, on the peers. It may be called at any time
+	// from any goroutine, more than once.
+	Abort(f *Failure)
+	// Close releases the communicator. Closing a world's Conn releases the
+	// world; closing a sub-communicator's releases only it.
+	Close() error
+}
+
+// Limiter is implemented by backends whose tags or counts stop below the
+// front end's limits (tags in [0, 2^31), counts that fit an int).
+type Limiter interface {
+	// MaxTag is the largest tag Send and Recv accept.
+	MaxTag() int
+	// MaxCount is the largest element count (and displacement) of one
+	// call.
+	MaxCount() int
+}
+
+// JobAborter is implemented by backends that can end the whole job at
+// once (MPI_Abort); the front end's AbortJob uses it when present.
+type JobAborter interface {
+	AbortJob(code int)
+}
+
+// Uninterruptible is implemented by backends that cannot stop a call in
+// progress, not even by Abort (MPI: a call inside the library runs until
+// the library returns it). When a context ends during a Wait, or Close
+// gives up waiting, the front end fails the communicator and returns at
+// once, leaving the call to finish in the background with the caller's
+// buffers.
+type Uninterruptible interface {
+	Uninterruptible()
+}
+
+// Launch describes how a world was started. The front end fills what the
+// launcher's variables say; the backend adds what it learns while it
+// connects (the fields marked so).
+type Launch struct {
+	Launcher   string // "openmpi", "mpich", "slurm", "torchrun", "weft", "single"
+	Rank, Size int
+	LocalRank  int    // -1 if unknown
+	LocalSize  int    // -1 if unknown
+	NumNodes   int    // -1 if unknown
+	JobID      string // the launcher's identity for the job; "" if none
+	Host       string // this host's name
+	MasterAddr string // host of the rendezvous store, when the launcher names one
+	MasterPort int    // its port, 0 when not given
+
+	// Filled by the backend.
+	Backend        string   // the Conn's Name
+	Rendezvous     string   // how ranks met: "tcp://host:port", "file:///path", "mpi", "none"
+	AdvertisedAddr string   // the address other ranks reach this one at ("" where the backend does not say)
+	LocalRanks     int      // ranks found on this host (same host name and boot id); 0 if unknown
+	PeerTransports []string // how this rank reaches each rank: "self", "shm", "tcp"; nil if unknown
+	HostCPUs       int      // CPUs online on this host
+}
+
+// Config is what a backend opens a world with: the options and WEFT_*
+// variables, resolved by the front end. A backend ignores what does not
+// apply to it.
+type Config struct {
+	Launch  *Launch       // how the world was started; the backend fills its part
+	Timeout time.Duration // silence from a peer that fails an operation; 0: none
+	Logger  *slog.Logger
+
+	// Weft's own transports.
+	Master       string // host:port of the rendezvous store ("" : from Launch)
+	Rendezvous   string // "file:///path" shared-file rendezvous
+	Token        string // job identity every connection must present
+	ListenAddr   string // local IP to listen on and advertise
+	Algorithm    string // forced algorithms, as WEFT_ALGO
+	ChunkBytes   int    // pipeline chunk and largest frame
+	SocketBuffer int    // TCP send/receive buffer; 0: kernel autotuning
+	Spin         string // "auto" or a duration
+	Congestion   string // TCP congestion control; "" keeps the system's
+	SharedMemory bool   // shared memory between ranks on one host
+	SharedRing   int    // bytes of each direction's shared-memory ring
+	Hosts        []int  // local worlds: pretend ranks sit on these hosts
+}
+
+// Driver opens the world communicator of a backend for this process.
+type Driver func(ctx context.Context, cfg *Config) (Conn, error)

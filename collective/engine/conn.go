@@ -1,0 +1,508 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/internal/reduce"
+	"github.com/weft-hpc/weft/internal/wire"
+)
+
+// opP2P is the wire code of point-to-point frames: a Send's frames carry
+// it, and a Recv expects it.
+const opP2P = driver.Send
+
+// desc describes an operation as the caller issued it. Every frame carries
+// its sender's desc; the receiver compares it with its own.
+type desc struct {
+	op    driver.Kind
+	dtype driver.DType
+	redop driver.Op
+	algo  uint8
+	root  int32
+	count uint64
+}
+
+func descOf(h *wire.Header) desc {
+	return desc{op: driver.Kind(h.Op), dtype: driver.DType(h.DType), redop: driver.Op(h.RedOp), algo: h.Algo, root: h.Root, count: h.Count}
+}
+
+func (d desc) String() string {
+	s := fmt.Sprintf("%v(%d x %v", d.op, d.count, d.dtype)
+	switch d.op {
+	case driver.AllReduce, driver.ReduceScatter:
+		s += ", " + d.redop.String()
+	case driver.Reduce:
+		s += fmt.Sprintf(", %v, root %d", d.redop, d.root)
+	case driver.Broadcast:
+		s += fmt.Sprintf(", root %d", d.root)
+	case opP2P:
+		s = fmt.Sprintf("send/recv(%d x %v, tag %d", d.count, d.dtype, d.root)
+	}
+	if a := algoByID(d.algo); a != nil {
+		s += ", algorithm " + a.name
+	}
+	return s + ")"
+}
+
+// callDesc is the description of a collective call.
+func callDesc(a *driver.Call) desc {
+	return desc{op: a.Kind, dtype: a.DType, redop: a.Op, root: int32(a.Root), count: uint64(a.Count)}
+}
+
+// conn is one rank's part of a communicator over an endpoint: the world,
+// one made by Split, or one the hierarchical algorithms derive.
+type conn struct {
+	ep    *endpoint
+	id    uint64
+	rank  int
+	size  int
+	world []int // world rank of each rank
+
+	// Owned by the collective running: the front end runs them one at a
+	// time, and the hierarchical algorithms run their inner operations on
+	// the derived conns from inside the outer one.
+	seq     uint64
+	x       exec
+	scratch [2][]byte
+
+	cur atomic.Pointer[curOp] // the collective running, for the reader's mismatch checks
+
+	mu     sync.Mutex
+	sendNo map[p2pKey]uint64
+	recvNo map[p2pKey]uint64
+
+	topoOnce sync.Once
+	topology *topology
+}
+
+var _ driver.Conn = (*conn)(nil)
+
+type curOp struct {
+	seq uint64
+	d   desc
+}
+
+type p2pKey struct{ peer, tag int }
+
+const worldID = 1
+
+func newConn(ep *endpoint, id uint64, rank int, world []int) *conn {
+	c := &conn{ep: ep, id: id, rank: rank, size: len(world), world: world,
+		sendNo: make(map[p2pKey]uint64), recvNo: make(map[p2pKey]uint64)}
+	ep.mu.Lock()
+	ep.comms[id] = c
+	ep.mu.Unlock()
+	return c
+}
+
+func newWorld(ep *endpoint) *conn {
+	world := make([]int, ep.size)
+	for i := range world {
+		world[i] = i
+	}
+	return newConn(ep, worldID, ep.rank, world)
+}
+
+func (c *conn) Rank() int    { return c.rank }
+func (c *conn) Size() int    { return c.size }
+func (c *conn) Name() string { return c.ep.name }
+
+// Run runs a collective on the caller's goroutine, or a blocking Send or
+// Recv.
+func (c *conn) Run(ctx context.Context, a *driver.Call) error {
+	switch a.Kind {
+	case driver.Send:
+		x := c.p2pExec(ctx, a)
+		return c.result(x.sendMsg(c.ep.peers[c.world[a.Peer]], c.p2pKey(a, c.sendNo), a.Send))
+	case driver.Recv:
+		s, err := c.postRecv(a)
+		if err != nil {
+			return c.result(err)
+		}
+		x := c.p2pExec(ctx, a)
+		return c.result(x.wait(s))
+	}
+	if f := c.ep.failure(); f != nil {
+		return f
+	}
+	alg := c.ep.pick(a.Kind, c, a)
+	d := callDesc(a)
+	d.algo = alg.id
+	return c.result(c.execute(ctx, d, alg, a))
+}
+
+// execute runs the collective a with the algorithm alg as this conn's next
+// operation.
+func (c *conn) execute(ctx context.Context, d desc, alg *algorithm, a *driver.Call) error {
+	seq := c.seq
+	c.seq++
+	// A fresh curOp: readers of c.cur may still hold the last one.
+	c.cur.Store(&curOp{seq: seq, d: d})
+	if f := c.ep.scanEarly(c, seq, d); f != nil {
+		return f
+	}
+	timer := c.x.timer
+	c.x = exec{c: c, ctx: ctx, seq: seq, d: d, chunk: c.ep.cfg.chunk, timer: timer}
+	return alg.run(&c.x, a)
+}
+
+// result turns an error of an operation into the endpoint's failure (an
+// operation that broke part-way leaves its peers inconsistent).
+func (c *conn) result(err error) error {
+	if err == nil {
+		return nil
+	}
+	f, ok := err.(*driver.Failure)
+	if !ok {
+		f = &driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1, Msg: fmt.Sprintf("rank %d failed", c.ep.rank), Cause: err}
+	}
+	c.ep.failWith(f)
+	if g := c.ep.failure(); g != nil {
+		return g
+	}
+	return f
+}
+
+// scanEarly checks frames that arrived before the operation started.
+func (ep *endpoint) scanEarly(c *conn, seq uint64, d desc) *driver.Failure {
+	for _, p := range ep.peers {
+		if p == nil {
+			continue
+		}
+		p.mu.Lock()
+		for k, e := range p.unexp {
+			if k.comm == c.id && !k.p2p && (k.seq == seq && e.d != d || k.seq < seq) {
+				p.mu.Unlock()
+				return c.mismatch(p.rank, &curOp{seq: seq, d: d}, k.seq, e.d)
+			}
+		}
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+func (c *conn) mismatch(peerWorld int, cur *curOp, seq uint64, theirs desc) *driver.Failure {
+	if seq < cur.seq {
+		return &driver.Failure{Kind: driver.ErrMismatch, Culprit: peerWorld, Origin: -1,
+			Msg: fmt.Sprintf("rank %d sent data for op #%d (%s), which rank %d has finished; rank %d is at op #%d (%s)",
+				peerWorld, seq, theirs, c.ep.rank, c.ep.rank, cur.seq, cur.d)}
+	}
+	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: peerWorld, Origin: -1,
+		Msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, c.ep.rank, cur.d, peerWorld, theirs)}
+}
+
+// --- point to point --------------------------------------------------------
+
+// p2pKey numbers a message of a (peer, tag) pair: the n-th send matches the
+// n-th receive.
+func (c *conn) p2pKey(a *driver.Call, numbers map[p2pKey]uint64) matchKey {
+	k := p2pKey{a.Peer, a.Tag}
+	c.mu.Lock()
+	no := numbers[k]
+	numbers[k]++
+	c.mu.Unlock()
+	return matchKey{comm: c.id, p2p: true, seq: no, tag: uint32(a.Tag)}
+}
+
+func p2pDesc(a *driver.Call) desc {
+	return desc{op: opP2P, dtype: a.DType, root: int32(a.Tag), count: uint64(a.Count)}
+}
+
+// p2pExec is the execution state of one point-to-point call.
+func (c *conn) p2pExec(ctx context.Context, a *driver.Call) *exec {
+	return &exec{c: c, ctx: ctx, d: p2pDesc(a), chunk: c.ep.cfg.chunk}
+}
+
+func (c *conn) postRecv(a *driver.Call) (*slot, error) {
+	if f := c.ep.failure(); f != nil {
+		return nil, f
+	}
+	key := c.p2pKey(a, c.recvNo)
+	return c.ep.peers[c.world[a.Peer]].post(key, p2pDesc(a), a.Recv)
+}
+
+// Start posts a Send (its frames go out on a goroutine of its own) or a
+// Recv (a slot the peer's frames land in).
+func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
+	if f := c.ep.failure(); f != nil {
+		return nil, f
+	}
+	if a.Kind == driver.Recv {
+		s, err := c.postRecv(a)
+		if err != nil {
+			return nil, c.result(err)
+		}
+		return &recvPending{c: c, s: s, d: p2pDesc(a)}, nil
+	}
+	key := c.p2pKey(a, c.sendNo)
+	p := &sendPending{c: c, done: make(chan struct{})}
+	x := c.p2pExec(context.Background(), a)
+	go func() {
+		p.err = c.result(x.sendMsg(c.ep.peers[c.world[a.Peer]], key, a.Send))
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// sendPending is a Send whose frames a goroutine writes.
+type sendPending struct {
+	c    *conn
+	done chan struct{}
+	err  error
+}
+
+func (p *sendPending) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		p.c.abortCtx(ctx, opP2P)
+		<-p.done
+		return p.c.ep.failure()
+	}
+}
+
+func (p *sendPending) Test() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// recvPending is a posted receive: Wait reads the link itself where it can.
+type recvPending struct {
+	c *conn
+	s *slot
+	d desc
+}
+
+func (p *recvPending) Wait(ctx context.Context) error {
+	x := &exec{c: p.c, ctx: ctx, d: p.d, chunk: p.c.ep.cfg.chunk}
+	return p.c.result(x.wait(p.s))
+}
+
+func (p *recvPending) Test() (bool, error) {
+	select {
+	case <-p.s.done:
+		return true, p.c.result(p.s.result())
+	default:
+		return false, nil
+	}
+}
+
+// --- split, abort, close ---------------------------------------------------
+
+// Split makes the conn of members, with an id that every member computes
+// alike from this conn's id, the Split exchange that just ran on it, and the
+// color.
+func (c *conn) Split(_ context.Context, color int, members []int) (driver.Conn, error) {
+	if members == nil {
+		return nil, nil
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d/%d", c.id, c.seq-1, color)
+	id := h.Sum64()
+	if id == worldID {
+		id++
+	}
+	world := make([]int, len(members))
+	rank := -1
+	for i, m := range members {
+		world[i] = c.world[m]
+		if m == c.rank {
+			rank = i
+		}
+	}
+	return newConn(c.ep, id, rank, world), nil
+}
+
+// Abort fails every pending and later operation of the world, here and on
+// every peer (an abort frame on each link).
+func (c *conn) Abort(f *driver.Failure) { c.ep.failWith(f) }
+
+// abortCtx fails the endpoint because a caller's context ended.
+func (c *conn) abortCtx(ctx context.Context, op driver.Kind) {
+	c.ep.failWith(&driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1,
+		Msg: fmt.Sprintf("rank %d gave up waiting in %v", c.ep.rank, op), Cause: context.Cause(ctx)})
+}
+
+// Close forgets the conn; closing the world closes the connections, and
+// with them every conn of the world.
+func (c *conn) Close() error {
+	c.ep.mu.Lock()
+	delete(c.ep.comms, c.id)
+	c.ep.mu.Unlock()
+	if c.id == worldID {
+		c.ep.close()
+	}
+	return nil
+}
+
+// --- execution helpers used by the algorithms -------------------------------
+
+// exec is one running operation: its identity and the calls the algorithms
+// use to move and combine bytes.
+type exec struct {
+	c     *conn
+	ctx   context.Context
+	seq   uint64
+	d     desc
+	chunk int
+	h     wire.Header // the header of the frame being sent
+	timer *time.Timer // the silence timer of wait, made on first use
+}
+
+func (x *exec) header(tag uint32, msgLen int) wire.Header {
+	d := x.d
+	return wire.Header{Kind: wire.KindData, Op: uint8(d.op), DType: uint8(d.dtype), RedOp: uint8(d.redop), Algo: d.algo,
+		Comm: x.c.id, Seq: x.seq, Tag: tag, Root: d.root, Count: d.count, MsgLen: uint64(msgLen)}
+}
+
+// send sends b to comm rank to, as frames of at most one chunk.
+func (x *exec) send(to int, tag uint32, b []byte) error {
+	return x.sendMsg(x.c.ep.peers[x.c.world[to]], matchKey{comm: x.c.id, seq: x.seq, tag: tag}, b)
+}
+
+func (x *exec) sendMsg(p *peer, key matchKey, b []byte) error {
+	h := &x.h
+	*h = x.header(key.tag, len(b))
+	h.Seq = key.seq
+	for off := 0; ; {
+		n := min(len(b)-off, x.chunk)
+		h.Off, h.Len = uint64(off), uint32(n)
+		if err := p.write(h, b[off:off+n]); err != nil {
+			return err
+		}
+		off += n
+		if off >= len(b) {
+			return nil
+		}
+	}
+}
+
+// recv posts a receive from comm rank from into b.
+func (x *exec) recv(from int, tag uint32, b []byte) (*slot, error) {
+	return x.c.ep.peers[x.c.world[from]].post(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, b)
+}
+
+// recvReduce posts a reducing receive from comm rank from: when the
+// message arrives, dst = local op message (message op local when first,
+// the order a pair agrees on). dst may be local itself.
+func (x *exec) recvReduce(from int, tag uint32, dst, local []byte, first bool) (*slot, error) {
+	return x.c.ep.peers[x.c.world[from]].postReduce(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, dst, local, first)
+}
+
+// wait waits for a posted receive. A peer that sends nothing for the
+// timeout while this rank waits on it is blamed.
+func (x *exec) wait(s *slot) error {
+	select {
+	case <-s.done:
+		return s.result()
+	default:
+	}
+	if pl, ok := s.p.link.(transport.Poller); ok && s.p.rmu.TryLock() {
+		err := x.pollWait(pl, s)
+		s.p.rmu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	select { // the polling wait usually finished it
+	case <-s.done:
+		return s.result()
+	default:
+	}
+	var tc <-chan time.Time
+	timeout := x.c.ep.cfg.timeout
+	if timeout > 0 {
+		if x.timer == nil {
+			x.timer = time.NewTimer(timeout)
+		} else {
+			x.timer.Reset(timeout)
+		}
+		defer x.timer.Stop()
+		tc = x.timer.C
+	}
+	var done <-chan struct{}
+	if x.ctx != nil {
+		done = x.ctx.Done()
+	}
+	last := s.progress()
+	for {
+		select {
+		case <-s.done:
+			return s.result()
+		case <-done:
+			x.c.abortCtx(x.ctx, x.d.op)
+			<-s.done
+			return s.result()
+		case <-tc:
+			if p := s.progress(); p != last {
+				last = p
+				x.timer.Reset(timeout)
+				continue
+			}
+			x.c.ep.failWith(x.silent(s.p.rank, timeout))
+			<-s.done
+			return s.result()
+		}
+	}
+}
+
+func (x *exec) silent(rank int, t time.Duration) *driver.Failure {
+	return &driver.Failure{Kind: driver.ErrTimeout, Culprit: rank, Origin: -1,
+		Msg: fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
+			x.seq, x.d, rank, t)}
+}
+
+func (s *slot) result() error {
+	if s.err != nil {
+		return s.err
+	}
+	return nil
+}
+
+// finishAvg divides by the number of ranks when the operation is Avg.
+func (x *exec) finishAvg(b []byte) {
+	if x.d.redop == driver.Avg {
+		reduce.Scale(reduce.Type(x.d.dtype), b, x.c.size)
+	}
+}
+
+// minChunk is the smallest pipeline chunk worth a frame of its own.
+const minChunk = 64 << 10
+
+// chunks is how many pieces a pipelined algorithm cuts a block of n bytes
+// into: pieces of at most the configured chunk, and at least four pieces
+// (of minChunk bytes or more) so that even a medium block flows through the
+// pipeline instead of waiting for itself.
+func (x *exec) chunks(n int) int {
+	nc := (n + x.chunk - 1) / x.chunk
+	if nc < 4 {
+		nc = min(4, (n+minChunk-1)/minChunk)
+	}
+	return max(1, nc)
+}
+
+// scratchBuf returns scratch buffer i (0 or 1) with n bytes, owned by the
+// running operation and kept across operations so its pages stay touched.
+func (x *exec) scratchBuf(i, n int) []byte {
+	if cap(x.c.scratch[i]) < n {
+		x.c.scratch[i] = make([]byte, n)
+	}
+	return x.c.scratch[i][:n]
+}

@@ -1,0 +1,18 @@
+//go:build mpi
+
+package mpi
+
+// IsMPICH tells the tests which library this build links.
+const IsMPICH = isMPICH
+
+// Abandoned reaps the calls given up on and reports how many MPI still
+// runs: Sends and Recvs abandoned, and calls inside the library.
+func Abandoned() (pendings int, calls int64) {
+	reap()
+	lib.abandonedMu.Lock()
+	defer lib.abandonedMu.Unlock()
+	return len(lib.abandoned), lib.active.Load()
+}
+
+// ApplyKernel runs the C kernel of a reduction (see applyKernel).
+var ApplyKernel = applyKernel

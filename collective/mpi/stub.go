@@ -1,0 +1,12 @@
+//go:build !mpi
+
+package mpi
+
+import "github.com/weft-hpc/weft/collective/driver"
+
+// Open is nil in a binary built without the build tag mpi: the "mpi"
+// backend is not there.
+var Open driver.Driver
+
+// Library returns "": no MPI library is linked in.
+func Library() string { return "" }
