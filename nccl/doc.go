@@ -34,12 +34,14 @@
 //
 // collective.Communicator moves Go slices; Comm moves device memory
 // (DevicePtr) and queues work on CUDA streams, so it does not implement
-// that interface. It is the optional device-buffer ability STYLE.md
-// describes, kept beside the CPU interface: a CPU Communicator (any Weft
-// backend) bootstraps it, and code that holds device buffers uses Comm
-// directly; code with host buffers keeps using collective, whose backends
-// are the fallback. Methods take the element count, the collective.DType
-// and collective.Op of package collective, with the same meaning.
+// that interface. It is an optional ability kept beside the small CPU
+// interface, as database/sql/driver keeps optional interfaces (Pinger,
+// QueryerContext, ...) beside driver.Conn with a documented fallback: a
+// CPU Communicator (any Weft backend) bootstraps it, and code that holds
+// device buffers uses Comm directly; code with host buffers keeps using
+// collective, whose backends are the fallback. Methods take the element
+// count, the collective.DType and collective.Op of package collective,
+// with the same meaning.
 //
 // # Bootstrap and failures
 //
