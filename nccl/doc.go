@@ -11,12 +11,13 @@
 // package still builds (dl_stub.go) and every entry point returns an error
 // wrapping ErrNotBuilt. At run time the libraries are looked for in this
 // order: the path in the WEFT_LIB* variable, the sonames (found through
-// LD_LIBRARY_PATH and the loader cache), then CUDA_HOME/lib64 and
-// /usr/local/cuda:
+// LD_LIBRARY_PATH and the loader cache), then the sonames in CUDA_HOME's
+// lib64 and lib and in /usr/local/cuda's lib64 and
+// targets/x86_64-linux/lib:
 //
-//	NCCL          libnccl.so.2                        WEFT_LIBNCCL
+//	NCCL          libnccl.so.2, .so                   WEFT_LIBNCCL
 //	CUDA runtime  libcudart.so.13, .so.12, .so        WEFT_LIBCUDART
-//	CUDA driver   libcuda.so.1                        WEFT_LIBCUDA
+//	CUDA driver   libcuda.so.1, .so                   WEFT_LIBCUDA
 //	NVRTC         libnvrtc.so.13, .so.12, .so         WEFT_LIBNVRTC
 //
 // A missing library or symbol is a *LibraryError (wrapping ErrNotBuilt)
