@@ -2,7 +2,13 @@
 # both install what they need first (scripts/deps.sh).
 GO      ?= go
 NP      ?= 4
-# Open MPI as root, oversubscribed, its own traffic on loopback (shared/ENV.md).
+# Open MPI (4.1) as root, oversubscribed, its own traffic on loopback. mpirun
+# refuses root unless both ALLOW variables are 1 (mpirun(1), "Running as
+# root"); OMPI_MCA_<name> sets an MCA parameter (mpirun(1), "Setting MCA
+# Parameters"): rmaps_base_oversubscribe lets NP exceed the cores, and
+# btl_tcp_if_include / oob_tcp_if_include put MPI's and the launcher's TCP
+# on lo (MPI's TCP leaves 127.0.0.1/8 out by default: btl_tcp_if_exclude in
+# `ompi_info --param btl tcp --level 9`).
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1

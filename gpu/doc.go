@@ -18,9 +18,9 @@
 // index (to query the device) is the r-th entry. Indices in
 // CUDA_VISIBLE_DEVICES follow CUDA's order, which equals NVML's PCI order
 // only with CUDA_DEVICE_ORDER=PCI_BUS_ID: set it on machines with mixed
-// GPU models (launch scripts under scripts/ do).
+// GPU models (scripts/gpu-check.sh does). This package does not read it.
 //
 // Build: cgo for NVML; no NVIDIA header or library at build time.
-// Environment: CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER (read, never set).
+// Environment: CUDA_VISIBLE_DEVICES (read, never set).
 // Everything here may be called from any goroutine.
 package gpu

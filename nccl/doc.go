@@ -11,12 +11,13 @@
 // package still builds (dl_stub.go) and every entry point returns an error
 // wrapping ErrNotBuilt. At run time the libraries are looked for in this
 // order: the path in the WEFT_LIB* variable, the sonames (found through
-// LD_LIBRARY_PATH and the loader cache), then CUDA_HOME/lib64 and
-// /usr/local/cuda:
+// LD_LIBRARY_PATH and the loader cache), then the sonames in CUDA_HOME's
+// lib64 and lib and in /usr/local/cuda's lib64 and
+// targets/x86_64-linux/lib:
 //
-//	NCCL          libnccl.so.2                        WEFT_LIBNCCL
+//	NCCL          libnccl.so.2, .so                   WEFT_LIBNCCL
 //	CUDA runtime  libcudart.so.13, .so.12, .so        WEFT_LIBCUDART
-//	CUDA driver   libcuda.so.1                        WEFT_LIBCUDA
+//	CUDA driver   libcuda.so.1, .so                   WEFT_LIBCUDA
 //	NVRTC         libnvrtc.so.13, .so.12, .so         WEFT_LIBNVRTC
 //
 // A missing library or symbol is a *LibraryError (wrapping ErrNotBuilt)
@@ -34,12 +35,14 @@
 //
 // *collective.Comm moves Go slices; Comm moves device memory
 // (DevicePtr) and queues work on CUDA streams, so it does not implement
-// that interface. It is the optional device-buffer ability STYLE.md
-// describes, kept beside the CPU interface: a CPU Communicator (any Weft
-// backend) bootstraps it, and code that holds device buffers uses Comm
-// directly; code with host buffers keeps using collective, whose backends
-// are the fallback. Methods take the element count, the collective.DType
-// and collective.Op of package collective, with the same meaning.
+// that interface. It is an optional ability kept beside the small CPU
+// interface, as database/sql/driver keeps optional interfaces (Pinger,
+// QueryerContext, ...) beside driver.Conn with a documented fallback: a
+// CPU Communicator (any Weft backend) bootstraps it, and code that holds
+// device buffers uses Comm directly; code with host buffers keeps using
+// collective, whose backends are the fallback. Methods take the element
+// count, the collective.DType and collective.Op of package collective,
+// with the same meaning.
 //
 // # Bootstrap and failures
 //

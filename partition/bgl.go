@@ -30,8 +30,8 @@ type BGL struct {
 	// assignment (the "uncoarsen" step), which stop early once fewer than
 	// 1 node in 2000 moves. Zero: 64; negative: none.
 	RefinePasses int
-	// ThesisScore scores a part by THESIS.md's S1 + S2, the node counts of
-	// the block's 1-hop and 2-hop neighbour blocks already there, instead
+	// ThesisScore scores a part by the BGL paper's S1 + S2, the node counts
+	// of the block's 1-hop and 2-hop neighbour blocks already there, instead
 	// of the default S1 alone counted in edges between the block and the
 	// part. Kept for comparison: it measured worse here (doc.go).
 	ThesisScore bool
@@ -335,9 +335,10 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *block
 }
 
 // assignBlocks places blocks, largest first, on the part maximising
-// S * (1 - A/C)^0.5 * (1 - (L + L_B)/C_L), the priority of THESIS.md's BGL
-// section, with S the edges from the block into the part (or, with
-// thesis, S1 + S2 in neighbour-block sizes; see doc.go).
+// S * (1 - A/C)^0.5 * (1 - (L + L_B)/C_L), the priority of the BGL paper's
+// block assignment (Liu et al., NSDI 2023), with S the edges from the block
+// into the part (or, with thesis, S1 + S2 in neighbour-block sizes; see
+// doc.go).
 func assignBlocks(bg *blockGraph, k int, n, ntrain int64, thesis bool, opt *Options) []int32 {
 	nb := len(bg.size)
 	order := make([]int32, nb)

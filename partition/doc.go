@@ -39,19 +39,22 @@
 //     part i maximising
 //     S_i * (1 - A_i/C)^0.5 * (1 - (L_i + L_B)/C_L)
 //     with A_i the part's nodes, C = 1.1|V|/k, L_i its training nodes,
-//     L_B the block's, C_L = |V_train|/k (THESIS.md's priority and
-//     constants). A part the block does not fit (A_i + |B| > C or
-//     L_i + L_B > C_L) is skipped; a part under 1% of C gets priority at
-//     least 1 (cold start); when no part fits, or every score is 0, the
-//     block goes to the least loaded part (by max(A_i/C, L_i/C_L)).
-//     S_i departs from the thesis: it is the number of edges between the
-//     block and the blocks already in part i. The thesis's S1_i + S2_i
-//     (node counts of the 1-hop and 2-hop neighbour blocks in part i,
-//     kept as BGL.ThesisScore) measured far worse here: on an SBM of 100k
-//     nodes, k = 8, it cut 58% of the edges after refinement against 35%
-//     with edge counts (METIS 30%). The 2-hop term spreads over every
-//     part in graphs of small diameter, and node counts reward big
-//     neighbours over strongly connected ones.
+//     L_B the block's, C_L = |V_train|/k (the priority and constants of
+//     the paper's block assignment). A part the block does not fit
+//     (A_i + |B| > C or L_i + L_B > C_L) is skipped; a part under 1% of C
+//     gets priority at least 1 (cold start); when no part fits, or every
+//     score is 0, the block goes to the least loaded part (by
+//     max(A_i/C, L_i/C_L)). S_i departs from the paper: it is the number
+//     of edges between the block and the blocks already in part i. The
+//     paper's S1_i + S2_i (node counts of the 1-hop and 2-hop neighbour
+//     blocks in part i, kept as BGL.ThesisScore, after the HKU thesis of
+//     2023 that collects BGL, "Exploiting characteristics of data
+//     parallelism for efficient distributed machine learning systems")
+//     measured far worse here: on an SBM of 100k nodes, k = 8, it cut 58%
+//     of the edges after refinement against 35% with edge counts (METIS
+//     30%). The 2-hop term spreads over every part in graphs of small
+//     diameter, and node counts reward big neighbours over strongly
+//     connected ones.
 //  4. Refinement (the "uncoarsen" step), up to RefinePasses passes
 //     (default 64; it was 8, which stopped a 1M-node SBM of 20 communities
 //     at a 42% cut where it converges to 26% within about 30 passes, 1.8

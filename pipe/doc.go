@@ -100,9 +100,10 @@
 // optimizer step with up to three more vectors read or written (w_{t-1},
 // the live weights, the estimate); with SGD's dw from the momentum, two
 // (the estimate read, the live weights written): seven streams against a
-// plain step's five. With cgo on amd64 the pass is csrc.SGD's vectorised
-// loop, the Go loop's bits; it is bound by memory, not arithmetic. The
-// fresh layers pay nothing for prediction. Stats.Update measures the
+// plain step's five. With cgo on amd64, nn.SGD's pass (dw from the
+// momentum, compensation not Adaptive) is csrc.SGD's vectorised loop, with
+// the Go loop's bits; it is bound by memory, not arithmetic. The fresh
+// layers pay nothing for prediction. Stats.Update measures the
 // passes.
 //
 // # Time

@@ -12,7 +12,9 @@
 // (ps-lite's scheduler role, inside rank 0). Ranks [Workers,
 // Workers+Servers) are the active servers, then Standby idle server ranks
 // that scale-out can activate. All traffic goes through collective's
-// point-to-point Send and Recv (ARCHITECTURE.md: one API for communication).
+// point-to-point Send and Recv, so parameter-server traffic runs on
+// whichever backend the world communicator has, like every other byte
+// Weft moves between ranks.
 // `weft ps` runs a job from the command line, `weft ps bench` the benchmark.
 //
 // # Keys, table, versions
@@ -66,9 +68,19 @@
 //
 // # PSLD: the method and its parameters (PSLDConfig)
 //
-// THESIS.md says what the paper publishes (causes of stragglers, elastic
-// scaling by exploitation and exploration, 2.86x) and what it does not
-// (signal, reward, rates, protocol). The design here:
+// The paper (Chen et al., "Elastic Parameter Server Load Distribution in
+// Deep Learning Clusters", ACM SoCC 2020) names the causes of PS
+// stragglers: imbalanced parameter distribution, bandwidth contention,
+// computation interference. Its abstract, and that of the HKU thesis that
+// collects it ("Exploiting characteristics of data parallelism for
+// efficient distributed machine learning systems", 2023), give the method:
+// an exploitation-exploration search that scales servers in and out and
+// moves parameters between them while training runs, through an elastic
+// scaling module that barely interrupts training, for up to 2.86x faster
+// training under stragglers. The detection signal, reward, exploration
+// rate and migration protocol are not in the material available to us
+// (the abstracts and the authors' released code), so the design here is
+// Weft's own:
 //
 //   - Signal. For each server, its push service time per byte in a step;
 //     an EWMA (Alpha 0.3) after Warmup (2) steps, skipping the step after

@@ -8,8 +8,9 @@ import (
 	"sync"
 )
 
-// Every environment knob of psmode, read once, here (STYLE.md). Config
-// fields override them.
+// Every environment knob of psmode, read once, here: one line each, cached
+// on first read as NCCL's NCCL_PARAM does (src/include/param.h), and listed
+// in the package doc and docs/LAUNCH.md. Config fields override them.
 var (
 	envPartitionBytes = sync.OnceValue(func() string { return os.Getenv("WEFT_PS_PARTITION_BYTES") })
 	envSlowdown       = sync.OnceValue(func() string { return os.Getenv("WEFT_PS_SLOWDOWN") })

@@ -74,7 +74,9 @@ type event struct {
 }
 
 // bufPool keeps float32 buffers by length: memory is touched once and
-// reused (first touch costs about 11 us per page here, shared/ENV.md).
+// reused (first touch of a 4 KiB page costs 1 to 11 us on the project's
+// VMs, 5 to 50 times a write to touched memory: docs/BENCHMARKS.md, "The
+// machine").
 type bufPool struct {
 	mu   sync.Mutex
 	free map[int][][]float32

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Allreduce on one host, in one run: Weft over shared memory, Weft's MPI
 # backend, and Open MPI's MPI_Allreduce with its defaults and with its best
-# settings here (no single-copy mechanism, glibc keeping freed memory: see
-# shared/ENV.md), plus a memcpy of the same bytes as the memory bound. For
+# settings here: no single-copy mechanism (btl_vader_single_copy_mechanism,
+# `ompi_info --param btl vader --level 9`) and glibc keeping freed memory
+# (GLIBC_TUNABLES below: mmap_max=0 and a 16 GiB trim_threshold, mallopt(3)'s
+# M_MMAP_MAX and M_TRIM_THRESHOLD), since Open MPI's allreduce algorithms
+# malloc their temporary buffers on every call (coll_base_allreduce.c)
+# and fresh pages are slow to touch (docs/BENCHMARKS.md, "The machine");
+# plus a memcpy of the same bytes as the memory bound. For
 # each rank count and size the runs alternate, REPS times; the table gives
 # medians of busbw (GB/s; time in us at 8 bytes) and Weft-shm / best Open MPI.
 #

@@ -1,6 +1,29 @@
-// Command weft is Weft's one binary: benchmarks of the collectives (bench),
-// what a rank sees of its launch or what a dataset file holds (info), and
-// graph datasets in the HDF5 layout of docs/FORMAT.md (gen, convert).
+// Command weft is Weft's one binary. Its commands, as newRoot adds them:
+//
+//   - bench OP measures a collective (allreduce, allgather, broadcast,
+//     reduce, reducescatter, alltoall) the way nccl-tests does, under a
+//     launcher or with --local N goroutine ranks; bench sapipe compares
+//     bsp, pipesgd and sapipe training on Fashion-MNIST, and bench ps
+//     (also weft ps bench) static key assignment against PSLD.
+//   - info summarises a graph dataset file, or without one shows how this
+//     rank was launched.
+//   - gen generates a graph dataset (rmat, sbm, geo, csl, grid, fmnist-knn)
+//     in the HDF5 layout of docs/FORMAT.md.
+//   - convert turns an edge list, an OGB raw folder or NumPy arrays into
+//     that layout.
+//   - partition splits a dataset's graph into parts (BGL, METIS or random),
+//     stores the assignment in the file and measures cross-partition
+//     sampling traffic.
+//   - encode precomputes SP-GNN position and structure encodings into a
+//     dataset file.
+//   - ps trains a Fashion-MNIST MLP through parameter servers (static
+//     assignment or PSLD), workers and servers from one launch.
+//   - train mlp and train cnn train on Fashion-MNIST with package pipe's
+//     data-parallel trainer (bsp, pipesgd or sapipe); train gnn trains
+//     GraphSAGE, GCN, SP-GNN or an MLP baseline on a partitioned graph
+//     through the BGL data pipeline.
+//   - gpus lists this host's NVIDIA GPUs through NVML: memory, PCIe bus
+//     ids, NVLink and P2P topology.
 package main
 
 import (

@@ -118,7 +118,7 @@ func firstLine(s string) string {
 }
 
 // mpiEnv lets Open MPI run as root, oversubscribed, with its own traffic on
-// loopback (shared/ENV.md); the MPICH and UCX variables keep MPICH's on
+// loopback (sources: package mpitest); the MPICH and UCX variables keep MPICH's on
 // loopback and shared memory.
 func mpiEnv(extra ...string) []string {
 	env := append(mpitest.Env(), "HYDRA_IFACE=lo", "UCX_NET_DEVICES=lo", "UCX_TLS=self,sm,tcp")

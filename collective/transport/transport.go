@@ -5,8 +5,12 @@
 // handling) is written once in package collective over this interface.
 //
 // Implementations live in the sub-packages: inproc (goroutine ranks in one
-// process, the test bed and the embedded default) and tcp (processes and
-// hosts).
+// process, the test bed and the embedded default), tcp (processes and
+// hosts) and shm (processes on one host, through rings in a shared-memory
+// segment per pair; Linux only). Overlay mixes them: a Transport whose
+// links to the peers on the same host are shared memory and whose other
+// links are its base's (TCP), as collective sets it up when WEFT_SHM is
+// auto, the default.
 package transport
 
 import (

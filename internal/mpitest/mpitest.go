@@ -1,7 +1,16 @@
 // Package mpitest holds what the multi-process tests share: the
 // environment that starts Open MPI's mpirun on the build machines (root,
-// oversubscribed, its traffic on loopback; shared/ENV.md) and a buffer for
-// the children's output.
+// oversubscribed, its traffic on loopback) and a buffer for the children's
+// output.
+//
+// The variables are Open MPI 4.1's own: mpirun refuses to run as root
+// unless OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are both
+// 1 (mpirun(1), "Running as root"), and OMPI_MCA_<name>=<value> sets the
+// MCA parameter <name> as --mca would (mpirun(1), "Setting MCA
+// Parameters"). rmaps_base_oversubscribe starts more ranks than cores;
+// btl_tcp_if_include and oob_tcp_if_include keep MPI's TCP and the
+// launcher's on lo, which MPI's TCP otherwise leaves out (btl_tcp_if_exclude
+// defaults to 127.0.0.1/8; ompi_info --param btl tcp --level 9).
 package mpitest
 
 import (

@@ -58,11 +58,11 @@
 // # Native kernels
 //
 // Where package csrc is built (cgo on amd64), Apply and Scale call its
-// kernels for buffers from a per-type and per-op threshold up (nativeMin,
-// scaleMin: from 128 bytes for float16, bfloat16 and uint8 Min and Max to
-// 4 KiB for float64 and int64 sums), where the native call with its cgo
-// transition beats the Go loops; below that, and in builds without cgo,
-// the Go loops run. The native kernels
+// kernels for buffers from a per-type and per-op threshold up (nativeMin
+// for Apply: from 128 bytes for float16, bfloat16 and uint8 Min and Max to
+// 4 KiB for float64 and int64 sums; scaleMin for Scale: 64 to 512 bytes),
+// where the native call with its cgo transition beats the Go loops; below
+// that, and in builds without cgo, the Go loops run. The native kernels
 // take any alignment directly, so misaligned buffers above the threshold
 // skip the staging described above. The result is the same bits either
 // way, up to the payload of a NaN that Sum or Prod makes from two NaNs,

@@ -16,8 +16,9 @@ import (
 // x-naive, its speed divided by the naive loop's. SetBytes counts the bytes
 // of a, b and dst (3x the buffer length); GB/s is the same figure in 1e9
 // bytes per second. Buffers are allocated and written once, outside the
-// timed loops, and kept referenced: first touch of memory costs 11 us per
-// page on the project's VMs and would swamp everything else.
+// timed loops, and kept referenced: first touch of memory costs 1 to 11 us
+// per 4 KiB page on the project's VMs (docs/BENCHMARKS.md, "The machine")
+// and would swamp everything else.
 
 // bufs holds the benchmark buffers, one set per size, reused by every case.
 var bufs = map[int]*[3][]uint64{}

@@ -1,7 +1,7 @@
 // Package wire is the byte layout of Weft's point-to-point frames and of the
-// connection handshake. Every transport that carries bytes (TCP now, shared
-// memory later) moves frames in this layout, so a decoder that rejects bad
-// input exists once, here, with its fuzz targets.
+// connection handshake. Every transport that carries bytes (TCP, and shared
+// memory through its rings) moves frames in this layout, so a decoder that
+// rejects bad input exists once, here, with its fuzz targets.
 //
 // A frame is a fixed 64-byte header followed by Len payload bytes. Integers
 // are little-endian. The header carries enough of the operation's identity
