@@ -11,7 +11,7 @@ import (
 
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
-	"github.com/weft-hpc/weft/internal/ingest"
+	"github.com/weft-hpc/weft/ingest"
 	"github.com/weft-hpc/weft/internal/progress"
 )
 
