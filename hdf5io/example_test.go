@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -22,13 +23,17 @@ func Example() {
 	path := filepath.Join(dir, "cycle.h5")
 
 	g := &hdf5io.Graph{
-		NumNodes:  4,
-		Directed:  true,
-		Indptr:    []int64{0, 1, 2, 3, 4},
-		Indices32: []int32{1, 2, 3, 0},
-		Feat:      []float32{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5},
-		FeatDim:   2,
-		Splits:    map[string][]int64{"train": {0, 1}},
+		CSR: graph.CSR{
+			NumNodes:  4,
+			Directed:  true,
+			Indptr:    []int64{0, 1, 2, 3, 4},
+			Indices32: []int32{1, 2, 3, 0},
+		},
+		NodeData: graph.NodeData{
+			Feat:    []float32{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5},
+			FeatDim: 2,
+			Splits:  map[string][]int64{"train": {0, 1}},
+		},
 	}
 	// Write under a temporary name, then rename: readers never see half a file.
 	if err := hdf5io.WriteGraph(path+".tmp", g, hdf5io.WriteOptions{}); err != nil {
