@@ -6,23 +6,24 @@ import (
 	"github.com/weft-hpc/weft/graph"
 )
 
-// Dataset is a graph with optional node data, as read from one source.
-// Node ids everywhere (edges, splits) are dense: 0..Edges.NumNodes-1.
+// Dataset is a graph with optional node data, as read from one source:
+// the edges before graph.Build, and the graph.NodeData that hdf5io.Graph
+// holds beside the built CSR, so that weft convert hands it on without
+// copying fields. Node ids everywhere (edges, splits) are dense:
+// 0..Edges.NumNodes-1. What the readers fill in the node data:
+//
+//   - Feat and FeatDim: the source's features; nil when it has none.
+//   - Label: one per node, -1 for a missing label
+//     (DatasetOptions.AllowMissingLabels); nil when none.
+//   - OrigID: the input's ids when the edge list was relabeled
+//     (EdgeListOptions.Relabel); nil otherwise.
+//   - Splits: the keys of graph.SplitNames the source has; nil when it
+//     has none.
+//   - GraphID: never set.
 type Dataset struct {
-	Edges   graph.EdgeList
-	Feat    []float32 // NumNodes x FeatDim, row-major; nil when the source has none
-	FeatDim int
-	Label   []int64 // one per node, -1 for a missing label (see DatasetOptions); nil when none
-	// OrigID[v] is the id node v had in the input when ids were relabeled
-	// (EdgeListOptions.Relabel); nil otherwise.
-	OrigID []int64
-	// Splits maps "train", "valid" and "test" to node ids; nil or missing
-	// keys when the source has no splits.
-	Splits map[string][]int64
+	Edges graph.EdgeList
+	graph.NodeData
 }
-
-// SplitNames are the split keys a Dataset may carry, in order.
-var SplitNames = []string{"train", "valid", "test"}
 
 // check verifies that node data agrees with the node count.
 func (d *Dataset) check() error {
