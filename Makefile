@@ -77,8 +77,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) ./internal/rendezvous
 	$(GO) test -run '^$$' -fuzz '^FuzzNativeEqualsGo$$' -fuzztime $(FUZZTIME) ./internal/reduce
 	$(GO) test -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) ./collective/transport/shm
-	$(GO) test -run '^$$' -fuzz '^FuzzEdgeList$$' -fuzztime $(FUZZTIME) ./internal/ingest
-	$(GO) test -run '^$$' -fuzz '^FuzzNpy$$' -fuzztime $(FUZZTIME) ./internal/ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzEdgeList$$' -fuzztime $(FUZZTIME) ./ingest
+	$(GO) test -run '^$$' -fuzz '^FuzzNpy$$' -fuzztime $(FUZZTIME) ./ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzIDX$$' -fuzztime $(FUZZTIME) ./graph
 	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME_SLOW) -fuzzminimizetime 2s ./hdf5io
 

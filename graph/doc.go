@@ -1,6 +1,25 @@
 // Package graph holds Weft's in-memory graphs: the CSR type that the HDF5
-// layout, the partitioners and the GNN sampler share, a parallel builder
-// from edge lists, and the generators and loaders behind `weft gen`.
+// layout, the partitioners and the GNN sampler share, the node data that
+// goes with it, a parallel builder from edge lists, and the generators and
+// loaders behind `weft gen`.
+//
+// # One model: EdgeList, CSR, NodeData
+//
+// A graph dataset is its structure and its node data. The structure is an
+// [EdgeList] on the way in (what generators and ingest's readers produce)
+// and a [CSR] once built. The node data, [NodeData], is the features,
+// labels, original ids, graph ids and splits, keyed by the one list of
+// split names, [SplitNames]. The packages above hold these types rather
+// than copies of their fields: hdf5io.Graph, a whole file of the HDF5
+// layout in memory, embeds CSR and NodeData (and adds the partitions);
+// ingest.Dataset embeds NodeData beside an EdgeList. So a graph read from
+// a file is a CSR with no conversion (&g.CSR), and a converter hands its
+// node data to the writer whole. Embedding was chosen over conversion
+// functions between look-alike types because it needs no code that copies
+// fields, and no field can be added to one type and forgotten in another.
+// graph sits lowest because it is pure Go and knows no file format; the
+// layout's own rules (a file's rows need not be sorted, the dataset
+// names, partitions) stay in hdf5io.
 //
 // # CSR and Build
 //

@@ -1,5 +1,6 @@
 // Package hdf5io is Weft's thin cgo binding to the system libhdf5 and its
-// graph dataset layout (docs/FORMAT.md).
+// graph dataset layout (docs/FORMAT.md), whose in-memory form is built
+// from package graph's types.
 //
 // # The binding
 //
@@ -19,10 +20,22 @@
 //
 // # Graph files
 //
+// A Graph is one file's contents in memory. It embeds graph.CSR
+// (/graph/indptr, /graph/indices, num_nodes, directed) and graph.NodeData
+// (/node/feat, /node/label, /node/orig_id, /node/graph_id, /split/<name>
+// with the names of graph.SplitNames) and adds the partitions
+// (/partition/<name>), so the layout has one Go model: a Graph read from a
+// file is passed to the partitioners and encoders as &g.CSR, and a writer
+// puts a built CSR and its node data together as Graph{CSR: *csr,
+// NodeData: nodes}, with no field copied. Graph.Validate is the layout's
+// check, which, unlike graph.CSR.Validate, accepts unsorted rows (the
+// layout lets readers not rely on sorting).
+//
 // WriteGraph and ReadGraph move a whole Graph; OpenGraph returns a Reader
-// for parts of one (FeatRows, CSR of a node range, Labels, Split,
-// Partition) and Stat a Summary (what `weft info` prints). WritePartition
-// adds or replaces a partition in an existing file. Writers validate before
+// for parts of one (FeatRows and NodeRows of a node range, CSR of a node
+// range as a CSRBlock, WholeCSR as a graph.CSR, Labels, Split, Partition)
+// and Stat a Summary (what `weft info` prints). WritePartition adds or
+// replaces a partition in an existing file. Writers validate before
 // writing; readers check shapes against num_nodes and the file's size
 // before they allocate, and values as they read them, so a damaged file
 // gives an error wrapping ErrFormat, never a panic.
@@ -66,7 +79,7 @@
 // With cgo, the package links libhdf5 found by pkg-config (module "hdf5";
 // Debian: libhdf5-dev, HDF5 1.10.2 or newer for H5Dwrite_chunk). Without
 // cgo it still compiles: every entry point returns an error wrapping
-// ErrNotBuilt. File locking follows libhdf5's default, and is skipped
+// ErrNotBuilt. Its one Weft dependency, package graph, is pure Go. File locking follows libhdf5's default, and is skipped
 // where the file system does not support it; HDF5_USE_FILE_LOCKING=FALSE
 // turns it off. The package reads no WEFT_ environment variables.
 package hdf5io

@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/weft-hpc/weft/graph"
 )
 
 // FormatVersion is the layout version WriteGraph writes and the newest one
@@ -43,27 +45,22 @@ const (
 	slackBytes = int64(64) << 20
 )
 
-// SplitNames are the standard split names (docs/FORMAT.md).
-var SplitNames = []string{"train", "valid", "test"}
-
-// Graph is a graph dataset in memory, one field per part of the layout.
+// Graph is a graph dataset in memory, the whole of one file of the
+// layout: the CSR of /graph, the node data of /node and /split, and the
+// partitions. It embeds graph.CSR and graph.NodeData rather than copying
+// their fields, so g.Indptr, g.Feat, g.Splits ... are those types' fields
+// and &g.CSR is the graph the partitioners, encoders and samplers take,
+// without a conversion; a writer builds one as Graph{CSR: *csr,
+// NodeData: nodes}. The split names are graph.SplitNames.
+//
+// Graph's Validate is the layout's check and hides graph.CSR.Validate:
+// the layout lets neighbour lists come unsorted or repeated (writers
+// SHOULD sort them, readers MUST NOT rely on it), so a Graph that
+// ReadGraph returns has ids in range but its rows may break graph.CSR's
+// sorted-and-unique invariant; g.CSR.Validate checks that too.
 type Graph struct {
-	NumNodes  int64
-	Directed  bool
-	Indptr    []int64 // /graph/indptr, len NumNodes+1
-	Indices32 []int32 // exactly one of Indices32/Indices64 is non-nil
-	Indices64 []int64
-	Feat      []float32 // /node/feat, NumNodes*FeatDim row-major, nil if absent
-	FeatDim   int
-	Label     []int64 // /node/label, nil if absent
-	OrigID    []int64 // /node/orig_id, nil if absent
-	// GraphID is the graph each node belongs to when the file holds a
-	// set of small graphs as one disjoint union (graph classification:
-	// CSL); /node/graph_id, nil if absent.
-	GraphID []int64
-	// Splits maps a split name ("train", "valid", "test") to node ids;
-	// nil or empty if the file has none.
-	Splits map[string][]int64
+	graph.CSR
+	graph.NodeData
 	// Partitions maps a partition name to its assignment; nil or empty if
 	// the file has none.
 	Partitions map[string]Partition
@@ -74,14 +71,6 @@ type Partition struct {
 	Assign   []int32 // /partition/<name>/assign, len NumNodes, values in [0, NumParts)
 	NumParts int
 	Metrics  map[string]float64 // float64 attributes of /partition/<name> (edge_cut, comm_volume, ...)
-}
-
-// NumEdges is len(Indices32) or len(Indices64).
-func (g *Graph) NumEdges() int64 {
-	if g.Indices32 != nil {
-		return int64(len(g.Indices32))
-	}
-	return int64(len(g.Indices64))
 }
 
 // IndexType is the type /graph/indices gets: Int32 when NumNodes <=
@@ -115,7 +104,7 @@ func (g *Graph) check(kind error) error {
 	if g.Indices32 != nil && n-1 > math.MaxInt32 {
 		return bad(kind, "%s: int32 indices cannot hold %d nodes", DatasetIndices, n)
 	}
-	e := g.NumEdges()
+	e := int64(len(g.Indices32) + len(g.Indices64))
 	if int64(len(g.Indptr)) != n+1 {
 		return bad(kind, "%s has %d values, want num_nodes+1 = %d", DatasetIndptr, len(g.Indptr), n+1)
 	}
@@ -968,8 +957,8 @@ func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
 	return b, nil
 }
 
-// Split reads the node ids of split name ("train", "valid", "test") and
-// checks they are in [0, num_nodes).
+// Split reads the node ids of split name (one of graph.SplitNames, or any
+// other the file holds) and checks they are in [0, num_nodes).
 func (r *Reader) Split(name string) ([]int64, error) {
 	obj := GroupSplit + "/" + name
 	cnt, ok := r.sum.Splits[name]
@@ -1025,15 +1014,26 @@ func (r *Reader) Partition(name string) (Partition, error) {
 	return p, nil
 }
 
-// Graph reads the whole file and checks it as WriteGraph's Validate does.
-func (r *Reader) Graph() (*Graph, error) {
+// WholeCSR reads all of /graph, CSR(0, num_nodes), as a graph.CSR with
+// the file's node count and direction: the structure without the node
+// data. Its rows are as the file stores them (see Graph).
+func (r *Reader) WholeCSR() (*graph.CSR, error) {
 	s := &r.sum
-	g := &Graph{NumNodes: s.NumNodes, Directed: s.Directed}
 	b, err := r.CSR(0, s.NumNodes)
 	if err != nil {
 		return nil, err
 	}
-	g.Indptr, g.Indices32, g.Indices64 = b.Indptr, b.Indices32, b.Indices64
+	return &graph.CSR{NumNodes: s.NumNodes, Directed: s.Directed, Indptr: b.Indptr, Indices32: b.Indices32, Indices64: b.Indices64}, nil
+}
+
+// Graph reads the whole file and checks it as WriteGraph's Validate does.
+func (r *Reader) Graph() (*Graph, error) {
+	s := &r.sum
+	c, err := r.WholeCSR()
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{CSR: *c}
 	if s.HasFeat {
 		if g.Feat, err = r.FeatRows(0, s.NumNodes); err != nil {
 			return nil, err

@@ -10,12 +10,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/weft-hpc/weft/graph"
 )
 
 // sampleGraph is a small graph with every optional part: node v links to
 // v+1 .. v+deg(v) (mod n).
 func sampleGraph(n int64, featDim int) *Graph {
-	g := &Graph{NumNodes: n, Directed: true, Indptr: make([]int64, n+1), FeatDim: featDim}
+	g := &Graph{CSR: graph.CSR{NumNodes: n, Directed: true, Indptr: make([]int64, n+1)}, NodeData: graph.NodeData{FeatDim: featDim}}
 	for v := int64(0); v < n; v++ {
 		deg := v % 4
 		g.Indptr[v+1] = g.Indptr[v] + deg
@@ -72,8 +74,8 @@ func TestRoundTrip(t *testing.T) {
 			g.Directed = false
 			return g
 		}(), WriteOptions{}},
-		{"empty graph", &Graph{Indptr: []int64{0}, Indices32: []int32{}}, WriteOptions{}},
-		{"nodes without edges", &Graph{NumNodes: 3, Indptr: []int64{0, 0, 0, 0}, Indices64: []int64{}}, WriteOptions{}},
+		{"empty graph", &Graph{CSR: graph.CSR{Indptr: []int64{0}, Indices32: []int32{}}}, WriteOptions{}},
+		{"nodes without edges", &Graph{CSR: graph.CSR{NumNodes: 3, Indptr: []int64{0, 0, 0, 0}, Indices64: []int64{}}}, WriteOptions{}},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
 			path := tmpPath(t, "g.h5")

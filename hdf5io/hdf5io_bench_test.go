@@ -7,12 +7,14 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/weft-hpc/weft/graph"
 )
 
 // benchGraph is a graph of n nodes with deg random out-neighbours each
 // (sorted per row, as graph.Build leaves them) and featDim features.
 func benchGraph(n int64, deg, featDim int) *Graph {
-	g := &Graph{NumNodes: n, Indptr: make([]int64, n+1), Indices32: make([]int32, 0, n*int64(deg)), FeatDim: featDim}
+	g := &Graph{CSR: graph.CSR{NumNodes: n, Indptr: make([]int64, n+1), Indices32: make([]int32, 0, n*int64(deg))}, NodeData: graph.NodeData{FeatDim: featDim}}
 	x := uint64(88172645463325252)
 	for v := int64(0); v < n; v++ {
 		start := len(g.Indices32)

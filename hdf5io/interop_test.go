@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/weft-hpc/weft/graph"
 )
 
 const python = "/usr/bin/python3"
@@ -123,8 +125,8 @@ func TestWeftReadsH5py(t *testing.T) {
 	}
 	// The same graph, built from write_layout.py's formulas.
 	const n, f = 40, 3
-	want := &Graph{NumNodes: n, Directed: true, Indptr: []int64{0}, Indices64: []int64{}, FeatDim: f,
-		Splits: map[string][]int64{}, Partitions: map[string]Partition{}}
+	want := &Graph{CSR: graph.CSR{NumNodes: n, Directed: true, Indptr: []int64{0}, Indices64: []int64{}},
+		NodeData: graph.NodeData{FeatDim: f, Splits: map[string][]int64{}}, Partitions: map[string]Partition{}}
 	for v := int64(0); v < n; v++ {
 		for k := int64(0); k < v%3; k++ {
 			want.Indices64 = append(want.Indices64, (v*7+k)%n)

@@ -10,8 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/graph"
-	"github.com/weft-hpc/weft/hdf5io"
-	"github.com/weft-hpc/weft/internal/ingest"
+	"github.com/weft-hpc/weft/ingest"
 	"github.com/weft-hpc/weft/internal/progress"
 )
 
@@ -89,8 +88,7 @@ and renamed at the end: a failed or interrupted conversion leaves nothing.`,
 			}
 			logStep("read %s (%s): %d nodes, %d edges in %v", in, kind, ds.Edges.NumNodes, len(ds.Edges.Src),
 				time.Since(t).Round(time.Millisecond))
-			d := &dataset{edges: &ds.Edges, undirected: undirected, keepLoops: keepLoops,
-				h: hdf5io.Graph{Feat: ds.Feat, FeatDim: ds.FeatDim, Label: ds.Label, OrigID: ds.OrigID, Splits: ds.Splits}}
+			d := &dataset{edges: &ds.Edges, undirected: undirected, keepLoops: keepLoops, nodes: ds.NodeData}
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}

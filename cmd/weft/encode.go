@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/gnn/encode"
-	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -57,7 +56,7 @@ unless --force.`,
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", path, err)
 			}
-			g := &graph.CSR{NumNodes: h.NumNodes, Directed: h.Directed, Indptr: h.Indptr, Indices32: h.Indices32, Indices64: h.Indices64}
+			g := &h.CSR
 			if !noGroups {
 				popt.Groups = h.GraphID
 			}

@@ -135,11 +135,11 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			}
 			d := &dataset{edges: set.Edges, undirected: true}
 			n := int64(len(set.Graph))
-			d.h.Label = make([]int64, n)
+			d.nodes.Label = make([]int64, n)
 			for v, g := range set.Graph {
-				d.h.Label[v] = set.Label[g]
+				d.nodes.Label[v] = set.Label[g]
 			}
-			d.h.GraphID = set.Graph
+			d.nodes.GraphID = set.Graph
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
@@ -185,9 +185,9 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 				return err
 			}
 			d := &dataset{edges: el, undirected: true}
-			d.h.Feat, d.h.FeatDim, d.h.Label = ds.Feat, graph.FMNISTDim, ds.Label
-			d.h.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
-			if d.h.Splits["train"], err = labelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
+			d.nodes.Feat, d.nodes.FeatDim, d.nodes.Label = ds.Feat, graph.FMNISTDim, ds.Label
+			d.nodes.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
+			if d.nodes.Splits["train"], err = labelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
 				return fmt.Errorf("gen fmnist-knn: %w", err)
 			}
 			return writeDataset(cmd.Context(), out, d, level)
@@ -210,10 +210,10 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 // to perClass nodes of each class unless perClass is 0.
 func classified(el *graph.EdgeList, labels []int64, feat []float32, dim, perClass int, seed uint64) (*dataset, error) {
 	d := &dataset{edges: el, undirected: true}
-	d.h.Label, d.h.Feat, d.h.FeatDim = labels, feat, dim
-	d.h.Splits = randomSplits(el.NumNodes, seed)
+	d.nodes.Label, d.nodes.Feat, d.nodes.FeatDim = labels, feat, dim
+	d.nodes.Splits = randomSplits(el.NumNodes, seed)
 	var err error
-	if d.h.Splits["train"], err = labelledPerClass(d.h.Splits["train"], labels, perClass, seed); err != nil {
+	if d.nodes.Splits["train"], err = labelledPerClass(d.nodes.Splits["train"], labels, perClass, seed); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -75,7 +75,7 @@ type dataset struct {
 	edges      *graph.EdgeList
 	undirected bool // add reverse edges
 	keepLoops  bool
-	h          hdf5io.Graph // node data (Feat, Label, OrigID, Splits, ...)
+	nodes      graph.NodeData
 }
 
 // writeDataset builds the CSR of d and writes the layout to path
@@ -117,9 +117,7 @@ func buildAndWrite(tmp string, d *dataset, level int) error {
 	}
 	d.edges = nil
 	built := time.Since(start)
-	h := d.h
-	h.NumNodes, h.Directed = g.NumNodes, g.Directed
-	h.Indptr, h.Indices32, h.Indices64 = g.Indptr, g.Indices32, g.Indices64
+	h := hdf5io.Graph{CSR: *g, NodeData: d.nodes}
 	wbar := progress.Bytes("writing", -1)
 	t := time.Now()
 	err = hdf5io.WriteGraph(tmp, &h, hdf5io.WriteOptions{Level: level, Progress: wbar.Report})

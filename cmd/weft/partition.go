@@ -168,12 +168,11 @@ func readForPartition(path string, sum *hdf5io.Summary, fracGiven bool, frac flo
 	}
 	defer r.Close()
 	bar := progress.Count("reading", 1)
-	blk, err := r.CSR(0, sum.NumNodes)
+	g, err := r.WholeCSR()
 	bar.Done()
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("partition %s: %w", path, err)
 	}
-	g := &graph.CSR{NumNodes: sum.NumNodes, Directed: sum.Directed, Indptr: blk.Indptr, Indices32: blk.Indices32, Indices64: blk.Indices64}
 	if _, ok := sum.Splits["train"]; ok && !fracGiven {
 		train, err := r.Split("train")
 		if err != nil {

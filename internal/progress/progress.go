@@ -5,7 +5,7 @@
 //
 // A thin wrapper over github.com/schollz/progressbar: callers get one small
 // type whose Report method fits the Progress callbacks of graph, hdf5io
-// and internal/ingest.
+// and ingest.
 package progress
 
 import (

@@ -60,10 +60,8 @@ func Graph(t testing.TB, o Options) *hdf5io.Graph {
 		}
 	}
 	g := &hdf5io.Graph{
-		NumNodes: csr.NumNodes, Directed: csr.Directed, Indptr: csr.Indptr,
-		Indices32: csr.Indices32, Indices64: csr.Indices64,
-		Feat: feat, FeatDim: o.FeatDim, Label: labels,
-		Splits:     map[string][]int64{"train": train},
+		CSR:        *csr,
+		NodeData:   graph.NodeData{Feat: feat, FeatDim: o.FeatDim, Label: labels, Splits: map[string][]int64{"train": train}},
 		Partitions: map[string]hdf5io.Partition{},
 	}
 	for _, k := range o.Parts {

@@ -96,7 +96,7 @@ func ParseEdgeList(r io.Reader, name string, opt EdgeListOptions) (*Dataset, err
 	if err != nil {
 		return nil, err
 	}
-	return &Dataset{Edges: el, OrigID: orig}, nil
+	return &Dataset{Edges: el, NodeData: graph.NodeData{OrigID: orig}}, nil
 }
 
 func parseEdges(r io.Reader, name string, opt EdgeListOptions) (graph.EdgeList, []int64, error) {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/weft-hpc/weft/graph"
 )
 
 // ReadNpz reads every array of a .npz archive (np.savez, stored, or
@@ -263,7 +265,7 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 	d.Edges.NumNodes = n
 
 	// Splits.
-	for _, split := range SplitNames {
+	for _, split := range graph.SplitNames {
 		iname, ia, err := pick(npzSplitIdx[split]...)
 		if err != nil {
 			return nil, err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/weft-hpc/weft/graph"
 )
 
 // DatasetOptions configures ReadOGB and ReadNpzDataset. The zero value
@@ -132,7 +134,7 @@ func ReadOGB(dir string, opt DatasetOptions) (*Dataset, error) {
 	}
 	if splitDir != "" {
 		d.Splits = map[string][]int64{}
-		for _, name := range SplitNames {
+		for _, name := range graph.SplitNames {
 			p := findCSV(splitDir, name)
 			if p == "" {
 				continue

@@ -1,7 +1,17 @@
 // Package ingest reads the graph datasets people already have into a
-// Dataset (edges, features, labels, splits) for `weft convert`, which
-// writes Weft's HDF5 layout (docs/FORMAT.md). It is pure Go; gzip and
-// zstd come from github.com/klauspost/compress.
+// Dataset for `weft convert`, which writes Weft's HDF5 layout
+// (docs/FORMAT.md). It is pure Go; gzip and zstd come from
+// github.com/klauspost/compress. It sits beside graph and hdf5io and,
+// of Weft's packages, imports only graph: it writes no files, so it
+// needs no libhdf5.
+//
+// # Datasets
+//
+// A Dataset is the edges as read, a graph.EdgeList (graph.Build makes the
+// CSR), and a graph.NodeData: features, labels, original ids and the
+// splits, keyed by graph.SplitNames. hdf5io.Graph embeds the same
+// NodeData, so weft convert passes it to the writer whole; neither package
+// keeps its own copy of those fields or of the split names.
 //
 // # Sources
 //

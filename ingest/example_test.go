@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/weft-hpc/weft/internal/ingest"
+	"github.com/weft-hpc/weft/ingest"
 )
 
 func ExampleParseEdgeList() {
