@@ -1,20 +1,12 @@
-package main
+package train
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"runtime"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/gnn/dist"
@@ -22,364 +14,214 @@ import (
 	"github.com/weft-hpc/weft/gnn/pipeline"
 	"github.com/weft-hpc/weft/gnn/sample"
 	"github.com/weft-hpc/weft/hdf5io"
-	"github.com/weft-hpc/weft/internal/progress"
 	"github.com/weft-hpc/weft/nn"
 	"github.com/weft-hpc/weft/pipe"
 )
 
-// gnnOptions are the flags of weft train gnn.
-type gnnOptions struct {
-	data, partition, kind, fanout, cache, policy, pipe, order, affinity string
-	evalFanout                                                          string
-	staticShare                                                         float64
-	cpuProfile                                                          string
-	fuse                                                                string
-	fusion                                                              *spgnnFusion // spgnn: the encodings appended to the features
-	batch, epochs, hidden, ranks, roots                                 int
-	lr, dropout, gbps                                                   float64
-	useLabels                                                           bool
-	seed                                                                uint64
-	out                                                                 io.Writer
+// A Job is a training run whose options are checked and whose data file
+// is known: what every rank shares before it loads its part. Run may be
+// called by several goroutine ranks of one Job at once.
+type Job struct {
+	o   Options // defaults filled in
+	sum *hdf5io.Summary
+	// The sampler's fanouts, input layer first (DGL's order): Fanouts
+	// and EvalFanouts reversed.
+	fanouts, evalFanouts []int
+	fusion               *spgnnFusion // spgnn: the encodings appended to the features
+	budget               int64        // the cache budget in bytes, before label columns
 }
 
-func trainGNNCmd() *cobra.Command {
-	o := &gnnOptions{}
-	cmd := &cobra.Command{
-		Use:   "gnn --data FILE.h5 [--partition NAME] [--ranks N]",
-		Short: "Train GraphSAGE, GCN, SP-GNN (or an MLP baseline) on a partitioned graph with the BGL data pipeline",
-		Long: `Mini-batch GNN training, data parallel: each rank loads its part of the graph
-(--partition, made by weft partition) from the HDF5 file, samples neighbours
-(--fanout, first hop first as in weft partition and PyG: 10,5 takes 10
-neighbours of each seed and 5 of each of those), fetches features through
-its cache and trains;
-gradients are averaged with an allreduce. Under mpirun each process is a rank;
-with --ranks N the ranks are goroutines of this process.
-
---pipeline bgl (the default) runs BGL's pipeline: proximity-ordered batches,
-a FIFO cache of remote features, and sampling, fetching and training as
-stages on their own cores that run a few batches ahead. --pipeline baseline
-runs the same code with shuffled batches, no cache, and the stages one after
-another. Every epoch prints a row: samples/s, time per stage, cache hit
-ratio, remote bytes, train loss, valid and test accuracy.
-
---model spgnn trains SP-GNN (gnn/spgnn): the features are extended with
-the position and structure encodings that weft encode stored in the file
-(/node/pos_enc, required, and /node/struct_enc), fetched and cached with
-the features, and each layer weights neighbours by their proximity in the
-position encoding. weft encode stores each encoding's awareness gain (how
-much better it alone predicts the training labels than the raw features);
-with --fuse auto an encoding below 0.01 is left out of the layers' input
-(the position encoding still weights the neighbours); --fuse all keeps both.
-
---model mlp is the baseline without the graph: the same layers, batches,
-optimiser and schedule, on each node's own row. --use-labels (sage, gcn,
-mlp) is the label trick: the one-hot labels of training nodes become input
-columns (zeros for the other nodes and for the batch's own seeds, so no node
-sees its own label), which passes the labels of a node's neighbours to it.
-
---net-gbps emulates each rank's network card at that rate (sampling and
-feature rounds and the gradient allreduce share it), so that a run on one
-host sees the remote traffic a cluster would: the data still moves at the
-host's speed, and each round ends no earlier than the emulated link would
-have carried its bytes.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.out = cmd.OutOrStdout()
-			return trainGNN(cmd.Context(), o)
-		},
+// NewJob checks o (errors naming an option are *OptionError) and reads
+// the data file's summary and, for SP-GNN, which encodings to train on.
+func NewJob(o Options) (*Job, error) {
+	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		return nil, err
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.data, "data", "", "graph dataset (HDF5 layout of docs/FORMAT.md; required)")
-	f.StringVar(&o.partition, "partition", "", "partition in the file, one part per rank (optional with one rank)")
-	f.StringVar(&o.kind, "model", "sage", "sage, gcn, spgnn (SP-GNN: needs the encodings of weft encode), or mlp (the baseline: the same layers on each node's own row, neighbours ignored)")
-	f.StringVar(&o.fuse, "fuse", "auto", "spgnn: auto (drop an encoding whose awareness gain, stored by weft encode, is below 0.01) or all")
-	f.StringVar(&o.fanout, "fanout", "10,5", "neighbours sampled per hop, first hop first (-1: all)")
-	f.StringVar(&o.evalFanout, "eval-fanout", "", "neighbours per hop for the valid and test accuracy (-1,-1: all, DGL's full-neighbour inference; default --fanout)")
-	f.IntVar(&o.batch, "batch", 1024, "seed nodes per batch and rank")
-	f.IntVar(&o.epochs, "epochs", 3, "epochs")
-	f.IntVar(&o.hidden, "hidden", 128, "hidden features")
-	f.Float64Var(&o.lr, "lr", 0.003, "Adam learning rate")
-	f.Float64Var(&o.dropout, "dropout", 0.5, "dropout between layers (sage, gcn)")
-	f.StringVar(&o.cache, "cache", "20%", "feature cache budget of each rank: a share of the whole graph's features (20%) or bytes (64M)")
-	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph), hybrid (static's cache of the halo in front of a FIFO of the rest) or none; default by --pipeline")
-	f.Float64Var(&o.staticShare, "cache-static-share", 0, "hybrid: the static part's share of the budget, in (0, 1) (0: the halo, as far as it fits)")
-	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
-	f.StringVar(&o.pipe, "pipeline", "bgl", "bgl or baseline")
-	f.IntVar(&o.roots, "roots", 0, "BFS traversals taking turns in the proximity order (0: --batch/4, about 4 seeds of each per batch)")
-	f.Float64Var(&o.gbps, "net-gbps", 0, "emulate a network card of this many Gbit/s per rank (0: no throttling)")
-	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
-	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")
-	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
-	f.BoolVar(&o.useLabels, "use-labels", false, "sage, gcn, mlp: the label trick: training nodes' one-hot labels are input columns, masked for the batch's seeds")
-	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to FILE.RANK (FILE.0 for all ranks with --ranks)")
-	return cmd
-}
-
-func trainGNN(ctx context.Context, o *gnnOptions) error {
-	if o.data == "" {
-		return errors.New("train gnn: --data FILE.h5 is required")
-	}
-	fanouts, err := gnnFanouts("--fanout", o.fanout)
+	j := &Job{o: o, fanouts: reversed(o.Fanouts), evalFanouts: reversed(o.EvalFanouts)}
+	j.o.Fanouts, j.o.EvalFanouts = slices.Clone(o.Fanouts), slices.Clone(o.EvalFanouts)
+	sum, err := hdf5io.Stat(o.Data)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	evalFanouts := fanouts
-	if o.evalFanout != "" {
-		if evalFanouts, err = gnnFanouts("--eval-fanout", o.evalFanout); err != nil {
-			return err
-		}
-		if len(evalFanouts) != len(fanouts) {
-			return fmt.Errorf("train gnn: --eval-fanout %q has %d layers, --fanout %q %d: want one count per layer", o.evalFanout, len(evalFanouts), o.fanout, len(fanouts))
+	j.sum = sum
+	if o.Model == "spgnn" {
+		if j.fusion, err = spgnnExtra(o.Data, o.Fuse); err != nil {
+			return nil, err
 		}
 	}
-	if o.batch < 1 || o.epochs < 1 || o.hidden < 1 {
-		return fmt.Errorf("train gnn: --batch %d --epochs %d --hidden %d: all must be positive", o.batch, o.epochs, o.hidden)
-	}
-	sum, err := hdf5io.Stat(o.data)
-	if err != nil {
-		return err
-	}
-	switch o.kind {
-	case "sage", "gcn", "mlp":
-	case "spgnn":
-		if o.useLabels {
-			return errors.New("train gnn: --use-labels is for --model sage, gcn or mlp")
-		}
-		if o.fusion, err = spgnnExtra(o.data, o.fuse); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("train gnn: --model %q: want sage, gcn, spgnn or mlp", o.kind)
-	}
-	if !sum.HasLabel || (!sum.HasFeat && o.fusion == nil) {
-		return fmt.Errorf("train gnn: %s has no node features or labels (/node/feat, /node/label)", o.data)
+	if !sum.HasLabel || (!sum.HasFeat && j.fusion == nil) {
+		return nil, optionError("Data", o.Data, "no node features or labels (/node/feat, /node/label)")
 	}
 	rowCols := sum.FeatDim
-	if o.fusion != nil {
-		for _, c := range o.fusion.cols {
+	if j.fusion != nil {
+		for _, c := range j.fusion.cols {
 			rowCols += c
 		}
 	}
-	budget, err := gnnBudget(o.cache, sum.NumNodes*int64(rowCols)*4)
-	if err != nil {
-		return err
+	if j.budget, err = cacheBudget(o.Cache, sum.NumNodes*int64(rowCols)*4); err != nil {
+		return nil, err
 	}
-	// sgemm threads: the CPUs this process may use, shared by its ranks;
-	// one per process under a launcher (ranks share the host).
-	if o.ranks > 0 {
-		nn.SetThreads(max(1, runtime.GOMAXPROCS(0)/o.ranks))
-	} else {
-		nn.SetThreads(1)
-	}
-	if o.ranks > 0 {
-		stop, err := startProfile(o.cpuProfile, 0)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		comms, err := collective.NewLocal(o.ranks)
-		if err != nil {
-			return err
-		}
-		errs := make([]error, o.ranks)
-		var wg sync.WaitGroup
-		for r, c := range comms {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				errs[r] = trainGNNRank(ctx, o, c, sum, fanouts, evalFanouts, budget)
-			}()
-		}
-		wg.Wait()
-		return errors.Join(errs...)
-	}
-	c, err := collective.Open(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	stop, err := startProfile(o.cpuProfile, c.Rank())
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return trainGNNRank(ctx, o, c, sum, fanouts, evalFanouts, budget)
+	return j, nil
 }
 
-func gnnFanouts(flag, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n == 0 || n < -1 {
-			return nil, fmt.Errorf("train gnn: %s %q: want positive counts (or -1 for all neighbours) separated by commas", flag, s)
-		}
-		out = append(out, n)
-	}
-	// The sampler takes them input layer first (DGL's order).
+// reversed is a reversed copy of s.
+func reversed(s []int) []int {
+	out := slices.Clone(s)
 	slices.Reverse(out)
-	return out, nil
+	return out
 }
 
-// gnnBudget reads "20%" (of total) or a byte count with K/M/G.
-func gnnBudget(s string, total int64) (int64, error) {
-	s = strings.TrimSpace(s)
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || v < 0 || v > 100 {
-			return 0, fmt.Errorf("train gnn: --cache %q: want a percentage in [0, 100] or a size", s)
-		}
-		return int64(v / 100 * float64(total)), nil
-	}
-	mult := int64(1)
-	for suf, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30} {
-		if t, ok := strings.CutSuffix(s, suf); ok {
-			s, mult = t, m
-		}
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("train gnn: --cache %q: want a percentage in [0, 100] or a size", s)
-	}
-	return v * mult, nil
+// Report receives a rank's progress as it happens. Any field may be nil.
+// A rank's calls never overlap; Progress runs on the pipeline's training
+// stage, the others on the goroutine that called Run.
+type Report struct {
+	// Start is called once, before the first epoch.
+	Start func(Setup)
+	// Progress follows each epoch's training: called with done 0 when it
+	// starts and after each batch with the batches trained so far; total
+	// is the rank's batches of training nodes.
+	Progress func(epoch int, done, total int64)
+	// Epoch is called after each epoch's evaluation.
+	Epoch func(Epoch)
 }
 
-// trainGNNRank is one rank's training.
-func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator, sum *hdf5io.Summary, fanouts, evalFanouts []int, budget int64) error {
+// Setup is what a rank settled before its first epoch.
+type Setup struct {
+	Nodes   int64 // in the whole graph
+	Ranks   int
+	Classes int // 1 + the largest label of any node
+	// Cache is the feature cache in force: its policy (empty for none)
+	// and its budget in bytes (with UseLabels, of the wider rows).
+	Cache dist.CacheOptions
+	// Encodings are SP-GNN's encodings in the file and what Fuse made of
+	// them (nil for the other models).
+	Encodings []Encoding
+}
+
+// Epoch is one epoch's row of statistics. Rates, bytes, loss and
+// accuracies are over all ranks; stage times and the cache hit ratio are
+// the rank's own.
+type Epoch struct {
+	Epoch         int
+	SamplesPerSec float64 // training seeds per second, summed over the ranks
+	// Sample, Fetch and Train are the time the rank's pipeline stages
+	// were busy.
+	Sample, Fetch, Train time.Duration
+	CacheHitRatio        float64 // of the rank's feature cache; 0 without one
+	RemoteBytes          int64   // sent by all ranks, sampling and feature rounds
+	Loss                 float64 // the mean training loss per seed
+	// Valid and Test are the accuracies on the valid and test splits;
+	// NaN when the file has no such split.
+	Valid, Test float64
+}
+
+// Result is a rank's record of a run.
+type Result struct {
+	Setup  Setup
+	Epochs []Epoch
+}
+
+// Run trains on one rank of c: every rank of c calls it with the same
+// Job. The rank loads its part of the graph, splits off a communicator for
+// the gradients, builds the pipeline (sampler, feature store and cache)
+// and the model, and runs the epochs, each followed by the evaluation on
+// the valid and test splits. It stops when ctx is done.
+func (j *Job) Run(ctx context.Context, c collective.Communicator, rep Report) (*Result, error) {
+	o := &j.o
 	rank, size := c.Rank(), c.Size()
-	launched := c
-	c = pipe.Throttle(c, o.gbps)
-	shard, err := loadShard(o, size, rank)
+	local := o.LocalRanks
+	if local < 1 {
+		local = 1
+		if wc, ok := c.(*collective.Comm); ok && wc.Launch() != nil {
+			local = max(1, wc.Launch().LocalRanks)
+		}
+	}
+	c = pipe.Throttle(c, o.NetGbps)
+	shard, err := j.loadShard(size, rank)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// Gradients go over their own communicator: the pipeline's stages
 	// use the ones it splits off c.
 	grads, err := c.Split(ctx, 0, rank)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer grads.Close()
 	classes, err := numClasses(ctx, grads, shard)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	budget := j.budget
 	labelCols := 0
-	if o.useLabels {
+	if o.UseLabels {
 		labelCols = classes
 		before := shard.FeatDim()
 		if err := shard.AppendLabelInputs(labelCols); err != nil {
-			return fmt.Errorf("train gnn: --use-labels: %w", err)
+			return nil, &OptionError{Option: "UseLabels", Err: err}
 		}
-		// A share of the features (--cache 20%) is a share of the rows,
+		// A share of the features (Cache 20%) is a share of the rows,
 		// which are now wider.
-		if strings.HasSuffix(strings.TrimSpace(o.cache), "%") && before > 0 {
+		if cacheIsShare(o.Cache) && before > 0 {
 			budget = budget / int64(before) * int64(shard.FeatDim())
 		}
 	}
-	opt := pipeline.Options{BatchSize: o.batch, Fanouts: fanouts, Seed: o.seed, Roots: o.roots}
-	sequential := false
-	switch o.pipe {
-	case "bgl":
-		opt.Order, opt.Cache = pipeline.OrderProximity, dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: budget}
-	case "baseline":
-		opt.Order, opt.ProfileBatches, opt.NoAffinity, sequential = pipeline.OrderShuffle, -1, true, true
-	default:
-		return fmt.Errorf("train gnn: --pipeline %q: want bgl or baseline", o.pipe)
+	opt, sequential, err := o.pipelineOptions(j.fanouts, budget, local)
+	if err != nil {
+		return nil, err
 	}
-	// Stage isolation binds threads to CPU sets each rank chooses alone:
-	// with several ranks on one host they would pile onto the same CPUs.
-	local := 1
-	if o.ranks > 0 {
-		local = o.ranks
-	} else if wc, ok := launched.(*collective.Comm); ok && wc.Launch() != nil {
-		local = max(1, wc.Launch().LocalRanks)
-	}
-	switch o.affinity {
-	case "auto", "":
-		opt.NoAffinity = opt.NoAffinity || local > 1
-	case "on":
-	case "off":
-		opt.NoAffinity = true
-	default:
-		return fmt.Errorf("train gnn: --affinity %q: want auto, on or off", o.affinity)
-	}
-	switch o.order {
-	case "":
-	case "proximity":
-		opt.Order = pipeline.OrderProximity
-	case "shuffle":
-		opt.Order = pipeline.OrderShuffle
-	default:
-		return fmt.Errorf("train gnn: --order %q: want proximity or shuffle", o.order)
-	}
-	switch o.policy {
-	case "":
-	case "none":
-		opt.Cache = dist.CacheOptions{}
-	case "fifo", "static", "hybrid":
-		opt.Cache = dist.CacheOptions{Policy: o.policy, Budget: budget}
-	default:
-		return fmt.Errorf("train gnn: --cache-policy %q: want fifo, static, hybrid or none", o.policy)
-	}
-	if o.staticShare != 0 && opt.Cache.Policy != dist.PolicyHybrid {
-		return fmt.Errorf("train gnn: --cache-static-share is for --cache-policy hybrid (the cache is %q)", cmp.Or(opt.Cache.Policy, dist.PolicyNone))
-	}
-	opt.Cache.StaticShare = o.staticShare
 	p, err := pipeline.New(ctx, shard, c, opt)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer p.Close()
 	evalSampler := p.Sampler()
-	if !slices.Equal(evalFanouts, fanouts) {
-		if evalSampler, err = sample.New(p.Source(), evalFanouts, o.seed); err != nil {
-			return err
+	if !slices.Equal(j.evalFanouts, j.fanouts) {
+		if evalSampler, err = sample.New(p.Source(), j.evalFanouts, o.Seed); err != nil {
+			return nil, err
 		}
 	}
 	var m gnnNet
-	if o.kind == "spgnn" {
+	if o.Model == "spgnn" {
 		enc := 0
-		for _, c := range o.fusion.cols {
+		for _, c := range j.fusion.cols {
 			enc += c
 		}
-		m, err = newSPNet(ctx, grads, shard, o.fusion.cols[0], enc, o.fusion.posInput, o.hidden, classes, len(fanouts), o.seed)
+		m, err = newSPNet(ctx, grads, shard, j.fusion.cols[0], enc, j.fusion.posInput, o.Hidden, classes, len(j.fanouts), o.Seed)
 	} else {
 		var bm *model.Model
-		bm, err = model.New(o.kind, shard.FeatDim(), o.hidden, classes, len(fanouts), float32(o.dropout), o.seed)
+		bm, err = model.New(o.Model, shard.FeatDim(), o.Hidden, classes, len(j.fanouts), float32(o.Dropout), o.Seed)
 		m = blockNet{bm}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w, _ := m.params()
-	adam := nn.NewAdam(float32(o.lr))
+	adam := nn.NewAdam(float32(o.LR))
 	adam.Init(len(w))
-	evalSets, err := evalSeeds(o.data, shard)
+	evalSets, err := evalSeeds(o.Data, shard)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tr := &gnnTrainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
-	if rank == 0 {
-		fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
-			"train gnn", o.data, sum.NumNodes, size, o.kind, o.fanout, o.batch, o.pipe, opt.Cache.Policy, bytesString(opt.Cache.Budget))
-		if o.evalFanout != "" {
-			fmt.Fprintf(o.out, "# valid and test accuracy with fanouts %s\n", o.evalFanout)
-		}
-		if o.fusion != nil {
-			fmt.Fprintf(o.out, "# spgnn inputs: features and %s\n", o.fusion.note)
-		}
-		fmt.Fprintf(o.out, "%5s %10s %9s %9s %9s %7s %10s %8s %7s %7s\n",
-			"epoch", "samples/s", "sample", "fetch", "train", "cache", "remote", "loss", "valid", "test")
+	tr := &trainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
+	res := &Result{Setup: Setup{Nodes: j.sum.NumNodes, Ranks: size, Classes: classes, Cache: opt.Cache}}
+	if j.fusion != nil {
+		res.Setup.Encodings = j.fusion.encodings
 	}
-	for ep := 0; ep < o.epochs; ep++ {
-		var bar *progress.Bar
-		if rank == 0 {
-			bar = progress.Count(fmt.Sprintf("epoch %d", ep), int64((len(shard.Train())+o.batch-1)/o.batch))
+	if rep.Start != nil {
+		rep.Start(res.Setup)
+	}
+	batches := int64((len(shard.Train()) + o.Batch - 1) / o.Batch)
+	for ep := 0; ep < o.Epochs; ep++ {
+		if rep.Progress != nil {
+			rep.Progress(ep, 0, batches)
 		}
 		tr.loss, tr.seen = 0, 0
 		train := func(b *pipeline.Batch) error {
-			bar.Report(int64(b.Index+1), -1)
+			if rep.Progress != nil {
+				rep.Progress(ep, int64(b.Index+1), batches)
+			}
 			return tr.step(ctx, b)
 		}
 		var st *pipeline.EpochStats
@@ -388,47 +230,49 @@ func trainGNNRank(ctx context.Context, o *gnnOptions, c collective.Communicator,
 		} else {
 			st, err = p.RunEpoch(ctx, ep, train)
 		}
-		bar.Done()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		acc := make([]float64, 2)
 		for i, seeds := range evalSets {
-			if acc[i], err = evaluate(ctx, p.Store(), evalSampler, grads, m, seeds, o.batch, ep, size, rank); err != nil {
-				return err
+			if acc[i], err = evaluate(ctx, p.Store(), evalSampler, grads, m, seeds, o.Batch, ep, size, rank); err != nil {
+				return nil, err
 			}
 		}
 		// Totals over the ranks: samples/s adds, loss is a mean.
 		tot := []float64{st.SamplesPerSec, tr.loss, float64(tr.seen), float64(st.SampleTraffic.BytesSent + st.FeatureTraffic.BytesSent)}
 		if err := grads.AllReduce(ctx, collective.Buf(tot), collective.Buf(tot), collective.Sum); err != nil {
-			return err
+			return nil, err
 		}
-		if rank == 0 {
-			s := st.Stages
-			fmt.Fprintf(o.out, "%5d %10.0f %9s %9s %9s %6.1f%% %10s %8.4f %6.2f%% %6.2f%%\n", ep, tot[0],
-				s[pipeline.Sampling].Busy.Round(time.Millisecond), s[pipeline.Fetching].Busy.Round(time.Millisecond),
-				s[pipeline.Training].Busy.Round(time.Millisecond), 100*st.Cache.HitRatio(), strings.ReplaceAll(bytesString(int64(tot[3])), " ", ""),
-				tot[1]/math.Max(1, tot[2]), 100*acc[0], 100*acc[1])
+		s := st.Stages
+		e := Epoch{Epoch: ep, SamplesPerSec: tot[0],
+			Sample: s[pipeline.Sampling].Busy, Fetch: s[pipeline.Fetching].Busy, Train: s[pipeline.Training].Busy,
+			CacheHitRatio: st.Cache.HitRatio(), RemoteBytes: int64(tot[3]),
+			Loss: tot[1] / math.Max(1, tot[2]), Valid: acc[0], Test: acc[1]}
+		res.Epochs = append(res.Epochs, e)
+		if rep.Epoch != nil {
+			rep.Epoch(e)
 		}
 	}
-	return nil
+	return res, nil
 }
 
 // loadShard reads this rank's part. With one rank and no partition the
 // whole graph is the part.
-func loadShard(o *gnnOptions, size, rank int) (*dist.Shard, error) {
-	if o.partition != "" {
-		return dist.Load(o.data, o.partition, rank, dist.LoadOptions{Extra: o.extraNames()})
+func (j *Job) loadShard(size, rank int) (*dist.Shard, error) {
+	o := &j.o
+	if o.Partition != "" {
+		return dist.Load(o.Data, o.Partition, rank, dist.LoadOptions{Extra: j.extraNames()})
 	}
 	if size > 1 {
-		return nil, fmt.Errorf("train gnn: %d ranks need --partition (made by weft partition -k %d %s)", size, size, o.data)
+		return nil, optionError("Partition", nil, "%d ranks need one (made by weft partition -k %d %s)", size, size, o.Data)
 	}
-	g, err := hdf5io.ReadGraph(o.data)
+	g, err := hdf5io.ReadGraph(o.Data)
 	if err != nil {
 		return nil, err
 	}
-	if o.fusion != nil {
-		if err := appendExtra(o.data, g, o.fusion.names, o.fusion.cols); err != nil {
+	if j.fusion != nil {
+		if err := appendExtra(o.Data, g, j.fusion.names, j.fusion.cols); err != nil {
 			return nil, err
 		}
 	}
@@ -474,13 +318,13 @@ func evalSeeds(path string, s *dist.Shard) ([][]int64, error) {
 	return out, nil
 }
 
-// gnnTrainer is the training stage: forward, loss, backward, gradient
+// trainer is the training stage: forward, loss, backward, gradient
 // allreduce weighted by batch size, Adam.
-type gnnTrainer struct {
+type trainer struct {
 	m       gnnNet
 	classes int
 	// labelCols > 0: the last labelCols columns of a row are label inputs
-	// (--use-labels), zeroed for the batch's seeds before the forward.
+	// (UseLabels), zeroed for the batch's seeds before the forward.
 	labelCols int
 	adam      *nn.Adam
 	comm      collective.Communicator
@@ -503,7 +347,7 @@ func toBlocks(mfg *sample.MFG, out []model.Block) []model.Block {
 	return out
 }
 
-func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
+func (t *trainer) step(ctx context.Context, b *pipeline.Batch) error {
 	W, G := t.m.params()
 	n := len(W)
 	clear(t.buf)
@@ -526,7 +370,7 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 		t.labels = t.labels[:0]
 		for i, l := range b.Labels {
 			if l < 0 || l >= int64(t.classes) {
-				return fmt.Errorf("train gnn: training node %d has label %d, outside [0, %d) (unlabelled nodes must not be in /split/train)", b.Seeds[i], l, t.classes)
+				return fmt.Errorf("train: training node %d has label %d, outside [0, %d) (unlabelled nodes must not be in /split/train)", b.Seeds[i], l, t.classes)
 			}
 			t.labels = append(t.labels, int32(l))
 		}
@@ -557,7 +401,7 @@ func (t *gnnTrainer) step(ctx context.Context, b *pipeline.Batch) error {
 }
 
 // evaluate is the accuracy over seeds (this rank's share of a split),
-// sampled by smp (the training fanouts or --eval-fanout), over every rank.
+// sampled by smp (the training fanouts or EvalFanouts), over every rank.
 func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c collective.Communicator, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
 	nb := []int64{int64((len(seeds) + batch - 1) / batch)}
 	if err := c.AllReduce(ctx, collective.Buf(nb), collective.Buf(nb), collective.Max); err != nil {
@@ -615,9 +459,9 @@ func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c collec
 }
 
 // extraNames is the datasets appended to the features, if any.
-func (o *gnnOptions) extraNames() []string {
-	if o.fusion == nil {
+func (j *Job) extraNames() []string {
+	if j.fusion == nil {
 		return nil
 	}
-	return o.fusion.names
+	return j.fusion.names
 }
