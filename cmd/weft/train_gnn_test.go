@@ -80,6 +80,13 @@ func TestTrainGNNBadFlags(t *testing.T) {
 		{"--cache-policy hybrid --cache-static-share 2", "--cache-static-share 2"},
 		{"--cache-static-share 0.5", "--cache-static-share"},
 		{"--ranks 2 --partition nosuch", "nosuch"},
+		{"--ranks 2", "--partition"},
+		{"--model spgnn", "weft encode"},
+		{"--model spgnn --use-labels", "--use-labels"},
+		{"--model spgnn --fuse some", "--fuse"},
+		{"--pipeline fast", "--pipeline"},
+		{"--order random", "--order"},
+		{"--affinity maybe", "--affinity"},
 	} {
 		args := append([]string{"train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1"}, strings.Fields(tc.args)...)
 		if _, err := weft(t, args...); err == nil || !strings.Contains(err.Error(), tc.want) {

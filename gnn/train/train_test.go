@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
 	"github.com/weft-hpc/weft/graph"
@@ -184,6 +185,56 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestDefaults: Options with only Data train the defaults: GraphSAGE,
+// 3 epochs, the BGL pipeline with a FIFO cache of 20% of the features.
+func TestDefaults(t *testing.T) {
+	data, _ := sbmFile(t, graph.SBMOptions{Nodes: 1000, Blocks: 3, DegIn: 8, DegOut: 2, FeatDim: 4})
+	r := run(t, Options{Data: data}, 1)[0]
+	want := dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: int64(0.2 * 1000 * 4 * 4)}
+	if len(r.Epochs) != 3 || r.Setup.Cache != want || r.Setup.Classes != 3 {
+		t.Errorf("%d epochs, setup %+v; want 3 and cache %+v", len(r.Epochs), r.Setup, want)
+	}
+}
+
+// TestPipelinesAgree: the pipeline and the cache change how fast batches
+// come, not what they hold: for the same seed and batch order, BGL's
+// concurrent stages and the baseline's sequential ones, with any cache,
+// train the same model (equal losses and accuracies, bit for bit).
+func TestPipelinesAgree(t *testing.T) {
+	data, _ := sbmFile(t, graph.SBMOptions{Nodes: 2000, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8, Noise: 3})
+	base := Options{Data: data, Partition: "random", Fanouts: []int{5, 5}, Batch: 128, Epochs: 2, Hidden: 16, LR: 0.01, Dropout: 0.5, Seed: 3}
+	for _, group := range [][]func(o *Options){
+		{ // the proximity order
+			func(o *Options) {},
+			func(o *Options) { o.CachePolicy = "static" },
+			func(o *Options) { o.CachePolicy = "none" },
+			func(o *Options) { o.Pipeline, o.Order, o.CachePolicy = "baseline", "proximity", "fifo" },
+		},
+		{ // shuffled batches
+			func(o *Options) { o.Pipeline = "baseline" },
+			func(o *Options) { o.Order = "shuffle" },
+			func(o *Options) { o.Order, o.CachePolicy, o.StaticShare = "shuffle", "hybrid", 0.5 },
+		},
+	} {
+		var ref []Epoch
+		for i, set := range group {
+			o := base
+			set(&o)
+			ep := run(t, o, 2)[0].Epochs
+			if i == 0 {
+				ref = ep
+				continue
+			}
+			for k := range ep {
+				if ep[k].Loss != ref[k].Loss || ep[k].Valid != ref[k].Valid || ep[k].Test != ref[k].Test {
+					t.Errorf("pipeline %q order %q cache %q, epoch %d: loss %v valid %v test %v; want %v %v %v", o.Pipeline, o.Order, o.CachePolicy, k,
+						ep[k].Loss, ep[k].Valid, ep[k].Test, ref[k].Loss, ref[k].Valid, ref[k].Test)
+				}
+			}
+		}
+	}
+}
+
 // TestLabels: with UseLabels the training labels of a node's neighbours
 // are input. On an SBM whose features say little, GraphSAGE with them is
 // far above GraphSAGE without, and the MLP baseline (each node's own row
@@ -252,5 +303,69 @@ func TestFusion(t *testing.T) {
 	f, err = spgnnExtra(data, "auto")
 	if err != nil || !slices.Equal(f.names, []string{posEncPath, structEncPath}) || !f.posInput || !math.IsNaN(f.encodings[0].Gain) {
 		t.Errorf("no gains: %+v, %v", f, err)
+	}
+}
+
+// TestOptionErrors: each bad option is refused before training with an
+// *OptionError naming it.
+func TestOptionErrors(t *testing.T) {
+	data, _ := sbmFile(t, graph.SBMOptions{Nodes: 300, Blocks: 3, DegIn: 8, DegOut: 2, FeatDim: 4})
+	bare := filepath.Join(t.TempDir(), "bare.h5")
+	g := gnntest.Graph(t, gnntest.Options{Nodes: 100, Blocks: 2, DegIn: 4, DegOut: 1, Seed: 1})
+	g.Feat, g.FeatDim = nil, 0
+	if err := hdf5io.WriteGraph(bare, g, hdf5io.WriteOptions{Level: -1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		option string
+		set    func(o *Options)
+	}{
+		{"Data", func(o *Options) { o.Data = "" }},
+		{"Data", func(o *Options) { o.Data = bare }},
+		{"Fanouts", func(o *Options) { o.Fanouts = []int{0, 5} }},
+		{"Fanouts", func(o *Options) { o.Fanouts = []int{5, -2} }},
+		{"EvalFanouts", func(o *Options) { o.EvalFanouts = []int{-1} }},
+		{"EvalFanouts", func(o *Options) { o.EvalFanouts = []int{5, 0} }},
+		{"Batch", func(o *Options) { o.Batch = -1 }},
+		{"Epochs", func(o *Options) { o.Epochs = -1 }},
+		{"Hidden", func(o *Options) { o.Hidden = -1 }},
+		{"Model", func(o *Options) { o.Model = "gat" }},
+		{"Model", func(o *Options) { o.Model = "spgnn" }}, // no encodings in the file
+		{"UseLabels", func(o *Options) { o.Model, o.UseLabels = "spgnn", true }},
+		{"Fuse", func(o *Options) { o.Model, o.Fuse = "spgnn", "some" }},
+		{"Cache", func(o *Options) { o.Cache = "200%" }},
+		{"Cache", func(o *Options) { o.Cache = "12X" }},
+		{"CachePolicy", func(o *Options) { o.CachePolicy = "lru" }},
+		{"StaticShare", func(o *Options) { o.StaticShare = 0.5 }},
+		{"StaticShare", func(o *Options) { o.CachePolicy, o.StaticShare = "hybrid", 2 }},
+		{"StaticShare", func(o *Options) { o.Pipeline, o.StaticShare = "baseline", 0.5 }},
+		{"Pipeline", func(o *Options) { o.Pipeline = "fast" }},
+		{"Order", func(o *Options) { o.Order = "random" }},
+		{"Affinity", func(o *Options) { o.Affinity = "maybe" }},
+	} {
+		o := Options{Data: data}
+		tc.set(&o)
+		_, err := NewJob(o)
+		var oe *OptionError
+		if !errors.As(err, &oe) || oe.Option != tc.option || !strings.Contains(err.Error(), tc.option) {
+			t.Errorf("%+v: %v, want an error naming %s", o, err, tc.option)
+		} else {
+			t.Log(err)
+		}
+	}
+	// The ranks are known only to Run: two need a partition.
+	j, err := NewJob(Options{Data: data, LocalRanks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := gnntest.RunRanks(t, 2, time.Minute, func(c collective.Communicator) error {
+		_, err := j.Run(context.Background(), c, Report{})
+		return err
+	})
+	for r, err := range errs {
+		var oe *OptionError
+		if !errors.As(err, &oe) || oe.Option != "Partition" {
+			t.Errorf("rank %d of 2 without a partition: %v", r, err)
+		}
 	}
 }
