@@ -1,11 +1,10 @@
-package main
+package train
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/gnn/dist"
@@ -16,7 +15,7 @@ import (
 	"github.com/weft-hpc/weft/nn"
 )
 
-// gnnNet is the model weft train gnn trains: GraphSAGE or GCN from
+// gnnNet is the model a Job trains: GraphSAGE, GCN or the MLP from
 // gnn/model, or SP-GNN from gnn/spgnn. Parameters and gradients are flat
 // vectors, as the allreduce wants them.
 type gnnNet interface {
@@ -76,17 +75,35 @@ func (n *spNet) forward(blocks []model.Block, x *nn.Tensor, _ bool) *nn.Tensor {
 func (n *spNet) backward(dy *nn.Tensor)   { n.m.Backward(dy) }
 func (n *spNet) params() (w, g []float32) { return n.m.W, n.m.G }
 
-// spgnnFusion is what --fuse decided: the datasets appended to the
+// The datasets weft encode writes (docs/FORMAT.md).
+const (
+	posEncPath    = "/node/pos_enc"
+	structEncPath = "/node/struct_enc"
+)
+
+// spgnnFusion is what Options.Fuse decided: the datasets appended to the
 // features, their column counts, and whether the position columns enter
 // the layers (they always give the proximity weights).
 type spgnnFusion struct {
-	names    []string
-	cols     []int
-	posInput bool
-	note     string
+	names     []string
+	cols      []int
+	posInput  bool
+	encodings []Encoding // every encoding in the file, for Setup
 }
 
-// spgnnExtra chooses the encodings --model spgnn appends to the features:
+// An Encoding is one of SP-GNN's encodings in the data file and what
+// Options.Fuse made of it.
+type Encoding struct {
+	Name string // the dataset: /node/pos_enc or /node/struct_enc
+	// Input says whether the encoding enters the layers' input. The
+	// position encoding weights the neighbours either way.
+	Input bool
+	// Gain is the awareness gain (stored by weft encode) that decided
+	// Input; NaN when none did (Fuse "all", or no score in the file).
+	Gain float64
+}
+
+// spgnnExtra chooses the encodings SP-GNN appends to the features:
 // /node/pos_enc (required) and /node/struct_enc when the file has it. With
 // fuse "auto", the awareness gains weft encode stored with them decide, by
 // encode.Fuse's rule: an encoding whose gain over the raw features is
@@ -94,12 +111,6 @@ type spgnnFusion struct {
 // encoding is then not even loaded; the position encoding still weights
 // the neighbours). "all" keeps both.
 func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
-	if fuse == "" {
-		fuse = "auto"
-	}
-	if fuse != "auto" && fuse != "all" {
-		return nil, fmt.Errorf("train gnn: --fuse %q: want auto or all", fuse)
-	}
 	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
 		return nil, err
@@ -111,45 +122,32 @@ func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
 	}
 	defer f.Close()
 	out := &spgnnFusion{posInput: true}
-	var notes []string
 	for _, name := range []string{posEncPath, structEncPath} {
 		c, err := r.NodeColumns(name)
 		if errors.Is(err, hdf5io.ErrNotFound) {
 			if name == posEncPath {
-				return nil, fmt.Errorf("train gnn --model spgnn: %s has no %s: compute the encodings first with weft encode %s", path, name, path)
+				return nil, &OptionError{Option: "Model", Value: "spgnn", Err: fmt.Errorf("%s has no %s: compute the encodings first with weft encode %s", path, name, path)}
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("train gnn --model spgnn: %w", err)
+			return nil, fmt.Errorf("train: spgnn: %w", err)
 		}
-		keep := true
+		e := Encoding{Name: name, Input: true, Gain: math.NaN()}
 		if fuse == "auto" {
 			if g, err := f.Attr(name, "awareness_gain"); err == nil {
 				if gain, ok := g.(float64); ok {
-					keep = gain >= encode.DefaultMinGain
-					word := "kept"
-					if !keep {
-						word = "dropped"
-					}
-					notes = append(notes, fmt.Sprintf("%s %s (gain %+.3f)", name, word, gain))
+					e.Input, e.Gain = gain >= encode.DefaultMinGain, gain
 				}
 			}
 		}
+		out.encodings = append(out.encodings, e)
 		if name == posEncPath {
-			out.posInput = keep
-		} else if !keep {
+			out.posInput = e.Input
+		} else if !e.Input {
 			continue
 		}
 		out.names, out.cols = append(out.names, name), append(out.cols, c)
-	}
-	if len(notes) == 0 {
-		out.note = "all encodings (no awareness scores in the file)"
-		if fuse == "all" {
-			out.note = "all encodings (--fuse all)"
-		}
-	} else {
-		out.note = strings.Join(notes, ", ")
 	}
 	return out, nil
 }
@@ -215,7 +213,7 @@ func appendExtra(path string, g *hdf5io.Graph, names []string, cols []int) error
 	for j, name := range names {
 		rows, err := r.NodeRows(name, 0, n)
 		if err != nil {
-			return fmt.Errorf("train gnn: %w", err)
+			return fmt.Errorf("train: %w", err)
 		}
 		c := int64(cols[j])
 		for v := range n {
