@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/internal/bench"
+	"github.com/weft-hpc/weft/collective/bench"
 )
 
 // BenchmarkAllReduceLocal measures allreduce over the in-process transport

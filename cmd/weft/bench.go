@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/internal/bench"
+	"github.com/weft-hpc/weft/collective/bench"
 	"github.com/weft-hpc/weft/internal/units"
 )
 
