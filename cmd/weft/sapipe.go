@@ -90,7 +90,7 @@ machine's cores, and their allreduce is memory copies), and print:
 
  1. throughput: for each rank count and link, samples/s, per-step compute,
     communication, exposed communication and optimizer-update time; the
-    link is unthrottled (0) or emulated by pipe.Throttle at a rate in
+    link is unthrottled (0) or emulated by collective.WithEmulatedLink at a rate in
     Gbit/s, or "auto": calibrated so that one step's allreduce takes
     --comm-ratio times the compute of a BSP step;
  2. accuracy: test accuracy after --acc-epochs epochs for each mode and

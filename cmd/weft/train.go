@@ -28,7 +28,7 @@ type trainOpts struct {
 	lr       float64
 	momentum float64
 	seed     uint64
-	gbps     float64 // emulated link (pipe.Throttle), 0: none
+	gbps     float64 // emulated link (collective.WithEmulatedLink), 0: none
 	threads  int
 	eval     bool // test accuracy after every epoch
 	every    int  // print a step's statistics every so many steps (rank 0)
@@ -77,7 +77,7 @@ func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*tr
 		return nil, err
 	}
 	if o.ranks == 0 {
-		c, err := collective.Open(ctx)
+		c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*tr
 		}
 		return res, err
 	}
-	comms, err := collective.NewLocal(o.ranks)
+	comms, err := collective.NewLocal(o.ranks, collective.WithEmulatedLink(o.gbps))
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ data-parallel trainer of package pipe: under a launcher (mpirun -np 2
 weft train mlp) or in one process with --local N goroutine ranks. Prints
 per-step compute, communication and exposed communication time, and the
 test accuracy after each epoch. --net-gbps emulates a slower link
-(pipe.Throttle) so that communication can be made the bottleneck.`,
+(collective.WithEmulatedLink) so that communication can be made the bottleneck.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"mlp", "cnn"},
 		RunE: func(cmd *cobra.Command, args []string) error {
