@@ -1,20 +1,45 @@
-// Package collective is Weft's communication API: a Communicator with the
-// collectives of MPI and NCCL (AllReduce, Broadcast, Reduce, AllGather,
-// AllGatherV, ReduceScatter, AllToAll, AllToAllV, Barrier) and
+// Package collective is Weft's communication API: a communicator (Comm)
+// with the collectives of MPI and NCCL (AllReduce, Broadcast, Reduce,
+// AllGather, AllGatherV, ReduceScatter, AllToAll, AllToAllV, Barrier),
 // point-to-point Send and Recv, each blocking (with a context) and
-// non-blocking (returning a Request), plus Split for sub-communicators.
+// non-blocking (returning a Request), and Split for sub-communicators.
 //
 // # Getting a communicator
 //
-// Init creates the world communicator of a multi-process job launched by
-// mpirun (Open MPI, MPICH), srun, torchrun or by hand; see docs/LAUNCH.md.
-// NewLocal creates n communicators over goroutines of one process.
+// Open creates the world communicator of a job launched by mpirun (Open
+// MPI, MPICH), srun, torchrun or by hand (docs/LAUNCH.md); NewLocal
+// creates n communicators over goroutines of one process. Both give the
+// same type whatever the backend:
 //
-//	c, err := collective.Init(ctx)
+//	c, err := collective.Open(ctx) // the backend WEFT_BACKEND names
 //	...
 //	defer c.Close()
 //	grad := make([]float32, n)
 //	err = c.AllReduce(ctx, collective.Buf(grad), collective.Buf(grad), collective.Avg)
+//
+// # Backends
+//
+// WEFT_BACKEND (or WithBackend) picks the backend that moves the bytes:
+//
+//   - tcp: Weft's own transports (package collective/engine): shared
+//     memory between the ranks of one host, TCP between hosts, the
+//     algorithms written once over them, hierarchical across hosts. It
+//     detects mismatched calls and names a dead or silent peer within
+//     WEFT_TIMEOUT.
+//   - mpi: the system's MPI library (package collective/mpi): in binaries
+//     built with -tags mpi (Open MPI, pkg-config ompi-c) or -tags
+//     mpi,mpich (MPICH), nothing else to import. Errors then come from
+//     MPI, which ends the job when a rank dies; see that package for what
+//     differs.
+//   - local: a world of this one process.
+//   - auto (the default): mpi when it is built in and mpirun or mpiexec
+//     started the process, else tcp.
+//
+// Comm.Backend and Comm.Launch say which backend runs and how the world
+// was started. Backends implement the narrow interface of package
+// collective/driver; this package checks the arguments, orders the
+// operations and owns requests, contexts and errors for all of them, so
+// every backend behaves alike where the driver contract allows.
 //
 // # Types and operations
 //
@@ -24,28 +49,15 @@
 // float32 and rounded back after each step, as NCCL does. Results are the
 // same bits on every rank.
 //
-// # Algorithms
-//
-// Every collective is written once over a point-to-point transport
-// (package transport: in-process and TCP), as a list of algorithms in order
-// of preference, each in its own file: ring allreduce (bandwidth-optimal,
-// pipelined in chunks) and recursive doubling (small buffers); binomial
-// tree and pipelined chain broadcast and reduce; ring and recursive
-// doubling allgather; ring and recursive doubling reduce-scatter; pairwise
-// all-to-all; dissemination barrier. docs/ALGORITHMS.md gives their costs
-// and the thresholds; WEFT_ALGO forces one.
-//
 // # Faults
 //
-// Every frame carries a description of the operation it belongs to, so
-// ranks that call different collectives, or the same one with other
-// arguments, fail with ErrMismatch on both sides instead of exchanging
-// garbage. Idle links carry heartbeats; a peer whose connection breaks fails
-// every operation at once with ErrPeerLost, a peer that says nothing for
-// WEFT_TIMEOUT fails them with ErrTimeout, and the rank that sees it tells
-// every other, so all ranks return an error naming the same culprit (see
-// PeerOf) instead of hanging. A failed communicator stays failed: close it
-// and create a new one. Ranks in errors are world ranks.
+// A rank that dies, stops answering, or calls a different collective makes
+// every rank's operations fail with an error naming it (see OpError and
+// PeerOf) instead of hanging: ErrPeerLost, ErrTimeout, ErrMismatch. A
+// failed communicator stays failed, with every communicator split from
+// the same world: close it and open a new one. A call with invalid
+// arguments returns ErrInvalid, is not issued, and fails nothing. Ranks in
+// errors are world ranks.
 //
 // # Concurrency
 //
@@ -53,22 +65,37 @@
 // run one at a time in the order they were issued; different communicators
 // (Split) run concurrently. Blocking collectives on an idle communicator
 // run on the caller's goroutine; non-blocking ones run on a goroutine of
-// the communicator, so compute can overlap communication.
+// the communicator, so compute can overlap communication. Send and Recv
+// run beside the collectives.
 //
 // # Environment
 //
-// Knobs, read once (params.go); options of Init and NewLocal override them:
+// Knobs, read once (params.go); options of Open and NewLocal override them:
 //
-//	WEFT_TIMEOUT       silence from a peer that fails operations (default 60s; 0 disables)
-//	WEFT_ALGO          force algorithms: "ring" or "allreduce=rd,broadcast=chain"
-//	WEFT_CHUNK_BYTES   pipeline chunk and largest frame (default 512K)
-//	WEFT_SOCKET_BUFFER TCP send/receive buffer size (default 4M; 0: kernel autotuning)
-//	WEFT_IFADDR        local IP address to listen on and advertise
-//	WEFT_JOB_TOKEN     job identity every connection must present
-//	WEFT_RENDEZVOUS    file:///path for a shared-file rendezvous
-//	WEFT_LOG           log level: error, warn (default), info, debug
+//	WEFT_BACKEND        auto (default), tcp, mpi or local
+//	WEFT_TIMEOUT        silence from a peer that fails an operation (default 60s; 0 disables)
+//	WEFT_LOG            log level: error, warn (default), info, debug
+//	WEFT_ALGO           force algorithms: "ring" or "allreduce=rd,broadcast=chain"
+//	WEFT_CHUNK_BYTES    pipeline chunk and largest frame (default 512K)
+//	WEFT_SHM            shared memory between the ranks of a host: auto (default) or off
+//	WEFT_SHM_RING       bytes of each direction's shared-memory ring (default 4M)
+//	WEFT_SPIN           how long a waiting operation polls before it sleeps: auto or a duration
+//	WEFT_SOCKET_BUFFER  TCP send and receive buffer size (default 4M; 0: kernel autotuning)
+//	WEFT_TCP_CONGESTION TCP congestion control: reno (default), cubic, or system
+//	WEFT_IFADDR         local IP address to listen on and advertise
+//	WEFT_JOB_TOKEN      job identity every connection must present
+//	WEFT_RENDEZVOUS     file:///path for a shared-file rendezvous
 //
-// Launch detection reads WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK,
-// WEFT_LOCAL_SIZE, WEFT_JOB_ID, WEFT_MASTER_ADDR and WEFT_MASTER_PORT, and
-// the launchers' own variables (internal/launch).
+// All but the first three are the tcp backend's. Launch detection reads
+// WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK, WEFT_LOCAL_SIZE,
+// WEFT_JOB_ID, WEFT_MASTER_ADDR and WEFT_MASTER_PORT, and the launchers'
+// own variables (internal/launch).
+//
+// # Related packages
+//
+// collective/driver is the backend interface; collective/engine and
+// collective/mpi are the backends; collective/transport and its
+// subpackages are the engine's point-to-point layer; collectivetest is the
+// conformance suite every backend runs; collective/bench measures
+// collectives as nccl-tests does (weft bench).
 package collective

@@ -1,0 +1,43 @@
+// Package engine is Weft's own backend under package collective: the
+// "tcp" and "local" backends of collective.Open and collective.NewLocal.
+// Programs use package collective; this package implements its driver
+// interface (collective/driver) over Weft's transports.
+//
+// # What is here
+//
+//   - bootstrap.go: Open, the world of a multi-process job. Rank 0 serves a
+//     key-value store (internal/rendezvous) at the master address, or
+//     publishes its address in a shared file; every rank publishes its
+//     listener, connects to every other over TCP (transport/tcp), and the
+//     pairs on one host (same host name and boot id) move to shared memory
+//     (transport/shm) unless cfg.SharedMemory is off. NewLocal: goroutine
+//     ranks over transport/inproc.
+//   - endpoint.go: one rank's attachment to a transport. A reader goroutine
+//     per peer matches incoming frames to posted receives by exact key
+//     (communicator, sequence, tag; point-to-point messages by their
+//     number on a (peer, tag) pair), keeps frames that arrive early, and
+//     detects mismatches from the description every frame carries. The
+//     polling wait (pollWait) lets the goroutine that waits for a message
+//     read the link itself instead of being woken by the reader.
+//     Heartbeats keep idle links alive; a peer silent for the timeout, a
+//     broken link or a mismatch fails the endpoint, and an abort frame
+//     tells every peer, so that all ranks name the same culprit.
+//   - conn.go: a communicator's part of the endpoint (the world, a split,
+//     or one the hierarchical algorithms derive): Run, Start, Split, and
+//     the primitives the algorithms use (send, recv, reducing receive,
+//     wait).
+//   - algo.go and one file per algorithm: ring and recursive-doubling
+//     allreduce, tree and chain broadcast and reduce, ring and recursive
+//     doubling allgather and reduce-scatter, pairwise all-to-all,
+//     dissemination barrier, and hier.go's hierarchical allreduce,
+//     broadcast and allgather for ranks that span hosts. docs/ALGORITHMS.md
+//     gives each one's cost and when it is chosen.
+//
+// # Concurrency
+//
+// The front end runs the collectives of one conn one at a time; their
+// state (sequence number, scratch buffers, the running operation) needs no
+// lock. Point-to-point calls run beside them and number their messages
+// under the conn's mutex. Every frame of a link is written under the
+// peer's write lock and read by one goroutine at a time (the read token).
+package engine
