@@ -4,9 +4,11 @@
 # run: for each rank count and size the two alternate, REPS times, and the
 # table gives medians and their ratio. Weft's time includes its #wrong check
 # run (untimed). This is the comparison docs/BENCHMARKS.md quotes.
+# BASELINE=path/to/weft adds that binary's runs in the same rounds and the
+# ratio new / baseline (before and after a change, side by side).
 #
 #   scripts/bench-vs-mpi.sh [NP...]        (default: 2 4)
-#   REPS=5 MIN=1M MAX=256M scripts/bench-vs-mpi.sh 2
+#   REPS=5 MIN=1M MAX=256M BASELINE=/tmp/old/weft scripts/bench-vs-mpi.sh 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nps=("$@")
@@ -14,6 +16,7 @@ nps=("$@")
 reps=${REPS:-5}
 min=${MIN:-1M}
 max=${MAX:-256M}
+baseline=${BASELINE:-}
 bytes() { numfmt --from=iec "$1"; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
@@ -34,15 +37,24 @@ for np in "${nps[@]}"; do
     for s in "${sizes[@]}"; do
       mpirun -np "$np" -x WEFT_BACKEND=tcp -x WEFT_SHM=off bin/weft bench allreduce -b "$s" -e "$s" --csv |
         awk -F, -v np="$np" '$8=="out-of-place" {print "weft", np, $3, $9, $11, $12}' >>"$raw"
+      if [ -n "$baseline" ]; then
+        mpirun -np "$np" -x WEFT_BACKEND=tcp -x WEFT_SHM=off "$baseline" bench allreduce -b "$s" -e "$s" --csv |
+          awk -F, -v np="$np" '$8=="out-of-place" {print "base", np, $3, $9, $11, $12}' >>"$raw"
+      fi
       mpirun --mca btl tcp,self -np "$np" bin/mpi_allreduce "$s" "$s" 2 |
         awk -F, -v np="$np" 'NR>1 {print "mpi", np, $3, $4, $6, 0}' >>"$raw"
     done
   done
 done
 
-echo "| ranks | size (B) | weft time (us) | weft busbw (GB/s) | Open MPI time (us) | Open MPI busbw (GB/s) | busbw ratio | #wrong |"
-echo "|---|---|---|---|---|---|---|---|"
-sort -k2,2n -k3,3n "$raw" | awk '
+if [ -n "$baseline" ]; then
+  echo "| ranks | size (B) | weft time (us) | weft busbw (GB/s) | Open MPI time (us) | Open MPI busbw (GB/s) | busbw ratio | #wrong | baseline busbw (GB/s) | new / baseline |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+else
+  echo "| ranks | size (B) | weft time (us) | weft busbw (GB/s) | Open MPI time (us) | Open MPI busbw (GB/s) | busbw ratio | #wrong |"
+  echo "|---|---|---|---|---|---|---|---|"
+fi
+sort -k2,2n -k3,3n "$raw" | awk -v withbase="${baseline:+1}" '
   function median(s,   a, n, i, j, t) {
     n = split(s, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -59,6 +71,11 @@ sort -k2,2n -k3,3n "$raw" | awk '
       k = order[i]; split(k, x, " ")
       wt = median(t["weft", k]); wb = median(b["weft", k]); mt = median(t["mpi", k]); mb = median(b["mpi", k])
       if (x[2] == 8) ratio = sprintf("time %.2fx", wt / mt); else ratio = sprintf("%.2f", wb / mb)
-      printf "| %d | %d | %.2f | %.3f | %.2f | %.3f | %s | %d |\n", x[1], x[2], wt, wb, mt, mb, ratio, w[k]
+      line = sprintf("| %d | %d | %.2f | %.3f | %.2f | %.3f | %s | %d |", x[1], x[2], wt, wb, mt, mb, ratio, w[k])
+      if (withbase) {
+        bt = median(t["base", k]); bb = median(b["base", k])
+        line = line sprintf(" %.3f | %s |", bb, (x[2] == 8) ? sprintf("time %.2fx", wt / bt) : sprintf("%.2f", wb / bb))
+      }
+      print line
     }
   }'
