@@ -84,17 +84,21 @@
 //
 // # Performance
 //
-// Go adds about 0.13 us to an MPI call here (a cgo call; 8-byte
-// MPI_Allreduce 0.48 us from a Go loop against 0.35 us from C, np 2), and
-// the front end 65 ns. Two effects of Go's runtime cost far more, and the
-// package avoids them: with a single P (GOMAXPROCS 1, what a launcher that
-// binds a rank to one core gives), Go's sysmon hands the P to another
-// thread during every MPI call longer than its 20 us tick, and those
-// threads share the rank's core with MPI's busy polling; so Open raises
-// GOMAXPROCS to 2 unless the GOMAXPROCS variable is set. And a goroutine
-// that runs 10 ms without passing through the scheduler loses its P on
-// every such tick: each rank's calls yield to the scheduler about once a
-// millisecond of MPI work. docs/BENCHMARKS.md has the measurements.
+// An MPI call from Go costs a cgo call more than from C: an 8-byte
+// MPI_Allreduce on 2 ranks takes 0.43 us from a bare Go loop
+// (scripts/peers/cgo_allreduce) and 0.375 us from C; Weft's front end and
+// this driver add about 0.06 us (0.49 us through collective.Comm). Two
+// effects of Go's runtime cost far more, and the package avoids them. A
+// goroutine that runs 10 ms without passing through the scheduler, as one
+// that only makes cgo calls does, loses its P at every 20 us tick of Go's
+// sysmon while it is inside a call, and the threads that wakes share the
+// rank's core with MPI's busy polling: each rank's calls yield to the
+// scheduler about once a millisecond of MPI work (a 64 KiB allreduce from
+// a bare Go loop: 27.8 us without, 18.3 us with, 17.2 us from C). And with
+// a single P (GOMAXPROCS 1, what a launcher that binds a rank to one core
+// gives) sysmon also takes it from any call longer than two ticks: Open
+// raises GOMAXPROCS to 2 unless the GOMAXPROCS variable is set.
+// docs/BENCHMARKS.md has the measurements.
 //
 // Open MPI's large collectives allocate their temporary buffers at every
 // call, and glibc returns them to the system, so every call pays first
