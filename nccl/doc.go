@@ -34,13 +34,13 @@
 // # How Comm relates to *collective.Comm
 //
 // *collective.Comm moves Go slices; Comm moves device memory
-// (DevicePtr) and queues work on CUDA streams, so it does not implement
-// that interface. It is an optional ability kept beside the small CPU
-// interface, as database/sql/driver keeps optional interfaces (Pinger,
-// QueryerContext, ...) beside driver.Conn with a documented fallback: a
-// CPU Communicator (any Weft backend) bootstraps it, and code that holds
+// (DevicePtr) and queues work on CUDA streams, so it is not one of that
+// front end's drivers (collective/driver describes Go memory). It is the
+// device-buffer ability kept beside it, as database/sql/driver keeps
+// optional interfaces beside driver.Conn with a documented fallback: a CPU
+// communicator (any Weft backend) bootstraps it, and code that holds
 // device buffers uses Comm directly; code with host buffers keeps using
-// collective, whose backends are the fallback. Methods take the element
+// package collective, whose backends are the fallback. Methods take the element
 // count, the collective.DType and collective.Op of package collective,
 // with the same meaning.
 //
@@ -60,8 +60,8 @@
 // # Operations, streams and concurrency
 //
 // AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Send and Recv
-// queue the operation on a Stream and return a *Request at once (it
-// implements *collective.Request): Test polls a CUDA event recorded after
+// queue the operation on a Stream and return a *Request at once (with the
+// Wait and Test of *collective.Request): Test polls a CUDA event recorded after
 // the operation, Wait polls until done and aborts the communicator when
 // its context ends first, and both report failures NCCL finds in the
 // background. The device buffers belong to the device until the request
