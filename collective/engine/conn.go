@@ -313,21 +313,27 @@ func (c *conn) Split(_ context.Context, color int, members []int) (driver.Conn, 
 	if members == nil {
 		return nil, nil
 	}
+	return c.sub(fmt.Sprintf("split/%d/%d", c.seq-1, color), members), nil
+}
+
+// sub makes the conn of the given ranks of c (which include this rank),
+// with an id every member computes alike from c's id and name.
+func (c *conn) sub(name string, ranks []int) *conn {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%d/%d", c.id, c.seq-1, color)
+	fmt.Fprintf(h, "%d/%s", c.id, name)
 	id := h.Sum64()
 	if id == worldID {
 		id++
 	}
-	world := make([]int, len(members))
-	rank := -1
-	for i, m := range members {
-		world[i] = c.world[m]
-		if m == c.rank {
-			rank = i
+	world := make([]int, len(ranks))
+	me := -1
+	for i, r := range ranks {
+		world[i] = c.world[r]
+		if r == c.rank {
+			me = i
 		}
 	}
-	return newConn(c.ep, id, rank, world), nil
+	return newConn(c.ep, id, me, world)
 }
 
 // Abort fails every pending and later operation of the world, here and on

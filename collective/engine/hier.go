@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"hash/fnv"
 
 	"github.com/weft-hpc/weft/collective/driver"
 )
@@ -57,35 +56,18 @@ func (c *conn) topo() *topology {
 		}
 		t.spans = t.spans && len(t.members) > 1
 		if t.spans {
-			t.local = c.derived("host", t.members[t.myHost])
+			t.local = c.sub(fmt.Sprintf("host/%v", t.members[t.myHost]), t.members[t.myHost])
 			leaders := make([]int, len(t.members))
 			for i, m := range t.members {
 				leaders[i] = m[0]
 			}
 			if t.members[t.myHost][0] == c.rank {
-				t.leaders = c.derived("leaders", leaders)
+				t.leaders = c.sub(fmt.Sprintf("leaders/%v", leaders), leaders)
 			}
 		}
 		c.topology = t
 	})
 	return c.topology
-}
-
-// derived makes the private communicator of the given ranks of c (which
-// include this rank), with an id every member computes alike.
-func (c *conn) derived(kind string, ranks []int) *conn {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%v", c.id, kind, ranks)
-	id := h.Sum64()
-	world := make([]int, len(ranks))
-	me := -1
-	for i, r := range ranks {
-		world[i] = c.world[r]
-		if r == c.rank {
-			me = i
-		}
-	}
-	return newConn(c.ep, id, me, world)
 }
 
 // nested runs a on sub inside the running operation x, on x's goroutine,
