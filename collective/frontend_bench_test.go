@@ -18,6 +18,9 @@ func (nopConn) Start(*driver.Call) (driver.Pending, error)             { return 
 func (nopConn) Split(context.Context, int, []int) (driver.Conn, error) { return nil, nil }
 func (nopConn) Abort(*driver.Failure)                                  {}
 func (nopConn) Close() error                                           { return nil }
+func (nopConn) Probe(context.Context, int, int, bool) (driver.Status, bool, error) {
+	return driver.Status{}, false, nil
+}
 
 // BenchmarkFrontEnd is the front end's cost of a blocking 8-byte
 // allreduce: checks, ordering, request, result, over a backend that does

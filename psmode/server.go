@@ -168,13 +168,13 @@ func (s *server) receive(w int) {
 	ctx := context.Background()
 	for {
 		e := &event{kind: evRequest, from: w}
-		if err := s.c.Recv(ctx, e.h.buf(), w, tagReq); err != nil {
+		if _, err := s.c.Recv(ctx, e.h.buf(), w, tagReq); err != nil {
 			s.post(&event{kind: evFailed, from: w, err: err})
 			return
 		}
 		if n := int(e.h[hN]); n > 0 {
 			e.data = s.pool.get(n)
-			if err := s.c.Recv(ctx, collective.Buf(e.data), w, tagReqData); err != nil {
+			if _, err := s.c.Recv(ctx, collective.Buf(e.data), w, tagReqData); err != nil {
 				s.post(&event{kind: evFailed, from: w, err: err})
 				return
 			}
@@ -422,19 +422,19 @@ func (s *server) migrateIn(k, from int, begun time.Time) {
 	ctx := context.Background()
 	fail := func(err error) { s.post(&event{kind: evFailed, from: from, err: err}) }
 	var h header
-	if err := s.c.Recv(ctx, h.buf(), from, tagMigHdr(k)); err != nil {
+	if _, err := s.c.Recv(ctx, h.buf(), from, tagMigHdr(k)); err != nil {
 		fail(err)
 		return
 	}
 	n := int(h[hN])
 	sh := &shard{w: s.pool.get(n), acc: s.pool.get(n), version: h[hVersion]}
-	if err := s.c.Recv(ctx, collective.Buf(sh.w), from, tagMigData(k)); err != nil {
+	if _, err := s.c.Recv(ctx, collective.Buf(sh.w), from, tagMigData(k)); err != nil {
 		fail(err)
 		return
 	}
 	for range s.opt.StateSlots() {
 		st := s.pool.get(n)
-		if err := s.c.Recv(ctx, collective.Buf(st), from, tagMigData(k)); err != nil {
+		if _, err := s.c.Recv(ctx, collective.Buf(st), from, tagMigData(k)); err != nil {
 			fail(err)
 			return
 		}

@@ -131,7 +131,7 @@ func (w *Worker) receive(s int) {
 	wrap := func(err error) error { return w.serverError(s, err) }
 	for {
 		var h header
-		if err := w.c.Recv(ctx, h.buf(), r, tagResp); err != nil {
+		if _, err := w.c.Recv(ctx, h.buf(), r, tagResp); err != nil {
 			w.fail(wrap(err))
 			return
 		}
@@ -152,7 +152,7 @@ func (w *Worker) receive(s int) {
 				w.fail(wrap(fmt.Errorf("unexpected value of key %d", k)))
 				return
 			}
-			if err := w.c.Recv(ctx, collective.Buf(o.dst), r, tagRespData); err != nil {
+			if _, err := w.c.Recv(ctx, collective.Buf(o.dst), r, tagRespData); err != nil {
 				err = wrap(err)
 				o.finish(err)
 				w.fail(err)

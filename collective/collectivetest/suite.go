@@ -96,7 +96,24 @@ func Cases(n int, o Options) []Case {
 			add(fmt.Sprintf("allgatherv/%v/count~%d", dt, per), allGatherCase(dt, per, true))
 			add(fmt.Sprintf("alltoall/%v/count=%d", dt, per), allToAllCase(dt, per, false))
 			add(fmt.Sprintf("alltoallv/%v/count~%d", dt, per), allToAllCase(dt, per, true))
+			for _, root := range []int{0, n - 1} {
+				for _, v := range []bool{false, true} {
+					add(fmt.Sprintf("gather/%v/count~%d/root=%d/v=%v", dt, per, root, v), gatherCase(dt, per, root, v))
+					add(fmt.Sprintf("scatter/%v/count~%d/root=%d/v=%v", dt, per, root, v), scatterCase(dt, per, root, v))
+				}
+			}
 		}
+		for _, op := range []collective.Op{collective.Sum, collective.Max, collective.Prod} {
+			for _, cnt := range []int{0, 7, 1001} {
+				for _, ex := range []bool{false, true} {
+					add(fmt.Sprintf("scan/%v/%v/count=%d/exclusive=%v", dt, op, cnt, ex), scanCase(dt, op, cnt, ex))
+				}
+			}
+		}
+	}
+	add("gather/inplace", gatherInPlaceCase)
+	for _, c := range p2pCases(big) {
+		cs = append(cs, c)
 	}
 	add("allreduce/float32/random/bitwise-identical", randomBitsCase(collective.Float32, big/4+5))
 	add("allreduce/float16/random/bitwise-identical", randomBitsCase(collective.Float16, 1001))
@@ -499,14 +516,14 @@ func sendRecvCase(cnt int) func(context.Context, *collective.Comm) error {
 			c.ISend(collective.Buf(other), right, 2),
 		}
 		got2 := make([]int64, 1)
-		if err := c.Recv(ctx, collective.Buf(got2), left, 2); err != nil {
+		if _, err := c.Recv(ctx, collective.Buf(got2), left, 2); err != nil {
 			return err
 		}
 		ga, gb := make([]byte, len(a)), make([]byte, len(b))
-		if err := c.Recv(ctx, collective.Raw(ga, collective.Float32), left, 1); err != nil {
+		if _, err := c.Recv(ctx, collective.Raw(ga, collective.Float32), left, 1); err != nil {
 			return err
 		}
-		if err := c.Recv(ctx, collective.Raw(gb, collective.Float32), left, 1); err != nil {
+		if _, err := c.Recv(ctx, collective.Raw(gb, collective.Float32), left, 1); err != nil {
 			return err
 		}
 		for _, r := range reqs {

@@ -62,10 +62,22 @@ const (
 	Split
 	Send
 	Recv
+	Gather
+	GatherV
+	Scatter
+	ScatterV
+	// Scan leaves in Recv of rank r the reduction of Send over ranks 0..r,
+	// in rank order; Exscan over ranks 0..r-1 (Recv of rank 0 is left as
+	// it is).
+	Scan
+	Exscan
+	// Probe names errors of Probe; no Call has it.
+	Probe
 )
 
 var kindNames = [...]string{"", "allreduce", "broadcast", "reduce", "allgather", "allgatherv",
-	"reducescatter", "alltoall", "alltoallv", "barrier", "split", "send", "recv"}
+	"reducescatter", "alltoall", "alltoallv", "barrier", "split", "send", "recv",
+	"gather", "gatherv", "scatter", "scatterv", "scan", "exscan", "probe"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k > 0 {
@@ -76,18 +88,48 @@ func (k Kind) String() string {
 
 // Collective reports whether k is a collective (ordered by the front end),
 // as opposed to Send and Recv.
-func (k Kind) Collective() bool { return k >= AllReduce && k <= Split }
+func (k Kind) Collective() bool { return k != 0 && k != Send && k != Recv && k != Probe }
+
+// Wildcards and the null peer of point-to-point calls, as in MPI.
+const (
+	// AnySource as a Recv's peer matches a message from any rank.
+	AnySource = -1
+	// AnyTag as a Recv's tag matches a message with any tag.
+	AnyTag = -1
+	// ProcNull as a peer makes a Send or Recv that does nothing and
+	// completes at once (the front end handles it; backends never see it).
+	ProcNull = -2
+)
+
+// Status describes a message a Recv received or a Probe found.
+type Status struct {
+	Source int // the sender's rank in the communicator (ProcNull for a receive from ProcNull)
+	Tag    int
+	Bytes  int // the message's size
+}
+
+// Count is the number of elements of type dt the message holds, as
+// MPI_Get_count gives it: -1 when Bytes is not a whole number of them.
+func (s Status) Count(dt DType) int {
+	if n := dt.Size(); n > 0 && s.Bytes%n == 0 {
+		return s.Bytes / n
+	}
+	return -1
+}
 
 // Call is one operation, described once and checked by the front end.
 //
-// Counts are in elements. Count is the whole buffer for AllReduce, Reduce
-// and Broadcast; one rank's block for AllGather, ReduceScatter and Split;
-// one peer's block for AllToAll; the total of Counts for AllGatherV; the
-// message for Send and Recv. Send and Recv hold exactly the bytes the
-// operation reads and writes (Recv is empty on the ranks of a Reduce other
-// than the root); for Broadcast both are the one buffer. They may be the
-// same memory, or overlap, where the front end's documentation allows it
-// (in place).
+// Counts are in elements. Count is the whole buffer for AllReduce, Reduce,
+// Broadcast, Scan and Exscan; one rank's block for AllGather,
+// ReduceScatter, Split, Gather and Scatter; one peer's block for AllToAll;
+// the total of Counts for AllGatherV, GatherV and ScatterV; the message for
+// Send, and the receive buffer's capacity for Recv. Send and Recv hold
+// exactly the bytes the operation reads and writes (Recv is empty on the
+// ranks of a Reduce or Gather other than the root, Send on the ranks of a
+// Scatter other than the root); for Broadcast both are the one buffer.
+// They may be the same memory, or overlap, where the front end's
+// documentation allows it (in place). Fields that do not apply to the
+// kind are zero.
 type Call struct {
 	Kind  Kind
 	DType DType
@@ -95,11 +137,18 @@ type Call struct {
 	Send  []byte
 	Recv  []byte
 	Count int
-	// Counts is AllGatherV's block of each rank, and AllToAllV's count sent
-	// to each rank; RecvCounts is AllToAllV's count received from each.
+	// Counts is the block of each rank of AllGatherV, GatherV and
+	// ScatterV, and AllToAllV's count sent to each rank; RecvCounts is
+	// AllToAllV's count received from each.
 	Counts, RecvCounts []int
-	Root               int // Broadcast, Reduce
-	Peer, Tag          int // Send, Recv: the other rank of this communicator, the tag
+	Root               int // Broadcast, Reduce, Gather(V), Scatter(V)
+	// Send, Recv: the other rank of this communicator (a Recv's may be
+	// AnySource; a Send to this rank is a message to itself), and the tag
+	// (a Recv's may be AnyTag).
+	Peer, Tag int
+	// Status is where a Recv reports the message it received; a message
+	// longer than the receive buffer fails it with ErrMismatch.
+	Status Status
 }
 
 // Pending is a point-to-point call posted by Start.
@@ -124,8 +173,14 @@ type Conn interface {
 	// Run runs c on the caller's goroutine and returns when it is
 	// complete or failed.
 	Run(ctx context.Context, c *Call) error
-	// Start posts a Send or Recv and returns at once.
+	// Start posts a Send or Recv and returns at once. A Recv's Status is
+	// filled when the Pending completes.
 	Start(c *Call) (Pending, error)
+	// Probe looks for a message that a Recv with peer and tag (wildcards
+	// allowed) would receive, without receiving it. With wait it blocks
+	// until there is one or ctx ends; without, it reports whether there
+	// is.
+	Probe(ctx context.Context, peer, tag int, wait bool) (Status, bool, error)
 	// Split returns the Conn of the sub-communicator made of members (ranks
 	// of this Conn, in the new communicator's rank order; they include this
 	// rank), or nil when members is nil: this rank called Split with

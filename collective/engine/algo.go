@@ -77,6 +77,12 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 		driver.Split: {
 			{name: "ring", id: 15, run: allgatherRing},
 		},
+		driver.Gather:   {{name: "linear", id: 19, run: gatherLinear}},
+		driver.GatherV:  {{name: "linear", id: 20, run: gatherLinear}},
+		driver.Scatter:  {{name: "linear", id: 21, run: scatterLinear}},
+		driver.ScatterV: {{name: "linear", id: 22, run: scatterLinear}},
+		driver.Scan:     {{name: "chain", id: 23, run: scanChain}},
+		driver.Exscan:   {{name: "chain", id: 24, run: scanChain}},
 	}
 }
 
@@ -149,7 +155,7 @@ func parseAlgo(s string) (map[driver.Kind]string, error) {
 			continue
 		}
 		var op driver.Kind
-		for k := driver.AllReduce; k <= driver.Barrier; k++ {
+		for k := range algorithms {
 			if k.String() == opName {
 				op = k
 			}

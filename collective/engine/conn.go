@@ -74,9 +74,8 @@ type conn struct {
 
 	cur atomic.Pointer[curOp] // the collective running, for the reader's mismatch checks
 
-	mu     sync.Mutex
-	sendNo map[p2pKey]uint64
-	recvNo map[p2pKey]uint64
+	m       *matcher // point-to-point receives and messages not yet matched
+	sendSeq []uint64 // messages started to each rank; element r guarded by that peer's write lock
 
 	topoOnce sync.Once
 	topology *topology
@@ -89,13 +88,11 @@ type curOp struct {
 	d   desc
 }
 
-type p2pKey struct{ peer, tag int }
-
 const worldID = 1
 
 func newConn(ep *endpoint, id uint64, rank int, world []int) *conn {
 	c := &conn{ep: ep, id: id, rank: rank, size: len(world), world: world,
-		sendNo: make(map[p2pKey]uint64), recvNo: make(map[p2pKey]uint64)}
+		m: ep.matcherFor(id), sendSeq: make([]uint64, len(world))}
 	ep.mu.Lock()
 	ep.comms[id] = c
 	ep.mu.Unlock()
@@ -120,7 +117,11 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 	switch a.Kind {
 	case driver.Send:
 		x := c.p2pExec(ctx, a)
-		return c.result(x.sendMsg(c.ep.peers[c.world[a.Peer]], c.p2pKey(a, c.sendNo), a.Send))
+		off, err := x.sendFirst(a)
+		if err == nil {
+			err = x.sendRest(a, off)
+		}
+		return c.result(err)
 	case driver.Recv:
 		s, err := c.postRecv(a)
 		if err != nil {
@@ -200,19 +201,8 @@ func (c *conn) mismatch(peerWorld int, cur *curOp, seq uint64, theirs desc) *dri
 
 // --- point to point --------------------------------------------------------
 
-// p2pKey numbers a message of a (peer, tag) pair: the n-th send matches the
-// n-th receive.
-func (c *conn) p2pKey(a *driver.Call, numbers map[p2pKey]uint64) matchKey {
-	k := p2pKey{a.Peer, a.Tag}
-	c.mu.Lock()
-	no := numbers[k]
-	numbers[k]++
-	c.mu.Unlock()
-	return matchKey{comm: c.id, p2p: true, seq: no, tag: uint32(a.Tag)}
-}
-
 func p2pDesc(a *driver.Call) desc {
-	return desc{op: opP2P, dtype: a.DType, root: int32(a.Tag), count: uint64(a.Count)}
+	return desc{op: opP2P, dtype: a.DType, count: uint64(a.Count)}
 }
 
 // p2pExec is the execution state of one point-to-point call.
@@ -220,16 +210,38 @@ func (c *conn) p2pExec(ctx context.Context, a *driver.Call) *exec {
 	return &exec{c: c, ctx: ctx, d: p2pDesc(a), chunk: c.ep.cfg.chunk}
 }
 
-func (c *conn) postRecv(a *driver.Call) (*slot, error) {
-	if f := c.ep.failure(); f != nil {
-		return nil, f
-	}
-	key := c.p2pKey(a, c.recvNo)
-	return c.ep.peers[c.world[a.Peer]].post(key, p2pDesc(a), a.Recv)
+// sendFirst numbers a Send's message and writes its first frame (the
+// envelope), both under the destination's write lock, so that the
+// envelopes a peer receives from this rank come in the order the sends
+// were started. It returns the bytes sent.
+func (x *exec) sendFirst(a *driver.Call) (int, error) {
+	p := x.c.ep.peerOf(x.c.world[a.Peer])
+	h := &x.h
+	*h = x.header(uint32(a.Tag), len(a.Send))
+	n := min(len(a.Send), x.chunk)
+	h.Off, h.Len = 0, uint32(n)
+	return n, p.writeNumbered(h, a.Send[:n], &x.c.sendSeq[a.Peer])
 }
 
-// Start posts a Send (its frames go out on a goroutine of its own) or a
-// Recv (a slot the peer's frames land in).
+// sendRest writes the frames of a Send after the first.
+func (x *exec) sendRest(a *driver.Call, off int) error {
+	p := x.c.ep.peerOf(x.c.world[a.Peer])
+	h := &x.h
+	for off < len(a.Send) {
+		n := min(len(a.Send)-off, x.chunk)
+		h.Off, h.Len = uint64(off), uint32(n)
+		if err := p.write(h, a.Send[off:off+n]); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+// Start posts a Recv (a receive that takes its message when it comes), or
+// starts a Send: its first frame goes out now, so a message of one chunk
+// or less is sent when Start returns; a longer one's other frames go out
+// on a goroutine of their own.
 func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 	if f := c.ep.failure(); f != nil {
 		return nil, f
@@ -241,11 +253,18 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 		}
 		return &recvPending{c: c, s: s, d: p2pDesc(a)}, nil
 	}
-	key := c.p2pKey(a, c.sendNo)
-	p := &sendPending{c: c, done: make(chan struct{})}
 	x := c.p2pExec(context.Background(), a)
+	off, err := x.sendFirst(a)
+	if err != nil {
+		return nil, c.result(err)
+	}
+	p := &sendPending{c: c, done: make(chan struct{})}
+	if off == len(a.Send) {
+		close(p.done)
+		return p, nil
+	}
 	go func() {
-		p.err = c.result(x.sendMsg(c.ep.peers[c.world[a.Peer]], key, a.Send))
+		p.err = c.result(x.sendRest(a, off))
 		close(p.done)
 	}()
 	return p, nil
@@ -268,9 +287,12 @@ func (p *sendPending) Wait(ctx context.Context) error {
 	case <-p.done:
 		return p.err
 	case <-ctx.Done():
-		p.c.abortCtx(ctx, opP2P)
+		p.c.abortCtx(ctx, driver.Send)
 		<-p.done
-		return p.c.ep.failure()
+		if f := p.c.ep.failure(); f != nil {
+			return f
+		}
+		return p.err
 	}
 }
 
@@ -295,7 +317,18 @@ func (p *recvPending) Wait(ctx context.Context) error {
 	return p.c.result(x.wait(p.s))
 }
 
+// Test reads what the link holds first, as MPI_Test moves messages along.
 func (p *recvPending) Test() (bool, error) {
+	select {
+	case <-p.s.done:
+		return true, p.c.result(p.s.result())
+	default:
+	}
+	w := driver.AnySource
+	if p.s.from != nil {
+		w = p.s.from.rank
+	}
+	p.c.progress(w)
 	select {
 	case <-p.s.done:
 		return true, p.c.result(p.s.result())
@@ -420,9 +453,13 @@ func (x *exec) wait(s *slot) error {
 		return s.result()
 	default:
 	}
-	if pl, ok := s.p.link.(transport.Poller); ok && s.p.rmu.TryLock() {
+	from := s.peer()
+	if from == nil {
+		return x.waitAny(s)
+	}
+	if pl, ok := from.link.(transport.Poller); ok && from.rmu.TryLock() {
 		err := x.pollWait(pl, s)
-		s.p.rmu.Unlock()
+		from.rmu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -462,11 +499,28 @@ func (x *exec) wait(s *slot) error {
 				x.timer.Reset(timeout)
 				continue
 			}
-			x.c.ep.failWith(x.silent(s.p.rank, timeout))
+			x.c.ep.failWith(x.silent(from.rank, timeout))
 			<-s.done
 			return s.result()
 		}
 	}
+}
+
+// waitAny waits for a receive from AnySource: no one link to read, nor a
+// silent peer to blame (the links' own heartbeats catch a dead or stopped
+// one).
+func (x *exec) waitAny(s *slot) error {
+	var done <-chan struct{}
+	if x.ctx != nil {
+		done = x.ctx.Done()
+	}
+	select {
+	case <-s.done:
+	case <-done:
+		x.c.abortCtx(x.ctx, x.d.op)
+		<-s.done
+	}
+	return s.result()
 }
 
 func (x *exec) silent(rank int, t time.Duration) *driver.Failure {

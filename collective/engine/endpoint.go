@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/collective/transport/inproc"
 	"github.com/weft-hpc/weft/internal/reduce"
 	"github.com/weft-hpc/weft/internal/wire"
 )
@@ -39,8 +40,12 @@ type endpoint struct {
 
 	hosts []int // host index of each world rank; nil: all on one host
 
-	mu    sync.Mutex
-	comms map[uint64]*conn
+	self *peer // this rank's loopback, for messages to itself
+
+	mu       sync.Mutex
+	comms    map[uint64]*conn
+	matchers map[uint64]*matcher // point-to-point matching, by communicator id
+	recvKey  atomic.Uint64       // numbers the receives, for their keys in posted
 
 	fail     atomic.Pointer[driver.Failure]
 	failOnce sync.Once
@@ -88,12 +93,15 @@ type peer struct {
 	mu     sync.Mutex
 	posted map[matchKey]*slot
 	unexp  map[matchKey]*early
-	gone   error // the peer said goodbye or its link broke; guarded by mu
+	msgs   map[msgKey]*envelope // point-to-point messages arriving
+	gone   error                // the peer said goodbye or its link broke; guarded by mu
+	self   bool                 // this rank's loopback: no silence limit
 }
 
 // slot is a posted receive.
 type slot struct {
 	p      *peer
+	from   *peer // the peer waited on (a receive from AnySource has none); never changes
 	key    matchKey
 	d      desc
 	buf    []byte // where the message lands; len is the message size
@@ -102,6 +110,15 @@ type slot struct {
 	busy   bool // the reader is copying a frame into buf; guarded by p.mu
 	done   chan struct{}
 	err    error
+
+	// A point-to-point receive: its source (world rank or AnySource), tag
+	// (or AnyTag), the size of the message once matched (want), and where
+	// its status goes.
+	p2p      bool
+	c        *conn
+	src, tag int
+	want     int
+	status   *driver.Status
 
 	// A reducing receive: buf = local op message, element by element, as
 	// the frames arrive, without landing the message anywhere first.
@@ -125,14 +142,15 @@ type earlyFrame struct {
 
 func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 	ep := &endpoint{
-		tr:     tr,
-		name:   tr.Name(),
-		rank:   tr.Rank(),
-		size:   tr.Size(),
-		cfg:    cfg,
-		comms:  make(map[uint64]*conn),
-		failed: make(chan struct{}),
-		stop:   make(chan struct{}),
+		tr:       tr,
+		name:     tr.Name(),
+		rank:     tr.Rank(),
+		size:     tr.Size(),
+		cfg:      cfg,
+		comms:    make(map[uint64]*conn),
+		matchers: make(map[uint64]*matcher),
+		failed:   make(chan struct{}),
+		stop:     make(chan struct{}),
 	}
 	ep.pool.size = cfg.chunk
 	ep.peers = make([]*peer, ep.size)
@@ -143,12 +161,17 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 		p := &peer{ep: ep, rank: r, link: tr.Link(r), posted: make(map[matchKey]*slot), unexp: make(map[matchKey]*early)}
 		ep.peers[r] = p
 	}
+	ep.self = &peer{ep: ep, rank: ep.rank, link: inproc.Loopback(), self: true, posted: make(map[matchKey]*slot), unexp: make(map[matchKey]*early)}
 	for _, p := range ep.peers {
 		if p != nil {
+			p.msgs = make(map[msgKey]*envelope)
 			ep.wg.Add(1)
 			go p.readLoop()
 		}
 	}
+	ep.self.msgs = make(map[msgKey]*envelope)
+	ep.wg.Add(1)
+	go ep.self.readLoop()
 	if cfg.timeout > 0 && ep.size > 1 {
 		ep.wg.Add(1)
 		go ep.heartbeat()
@@ -172,7 +195,7 @@ func (ep *endpoint) failWith(f *driver.Failure) {
 		if !ep.closing.Load() || f.Kind != driver.ErrClosed {
 			ep.cfg.log.Warn("weft: communicator failed", "backend", ep.name, "rank", ep.rank, "culprit", f.Culprit, "err", f.Error())
 		}
-		for _, p := range ep.peers {
+		for _, p := range append(ep.peers, ep.self) {
 			if p == nil {
 				continue
 			}
@@ -182,6 +205,7 @@ func (ep *endpoint) failWith(f *driver.Failure) {
 			}
 			p.mu.Unlock()
 		}
+		ep.failPosted(-1, f)
 		// Bound reads and writes stuck on a peer that stopped (a write in
 		// progress to a live peer still completes), then send the abort on
 		// every link that is still whole.
@@ -273,6 +297,7 @@ func (ep *endpoint) close() {
 		ep.aborts.Wait() // let peers learn why before the links close
 		close(ep.stop)
 		ep.tr.Close()
+		ep.self.link.Close()
 		ep.wg.Wait()
 	})
 }
@@ -310,11 +335,22 @@ func (ep *endpoint) heartbeat() {
 
 // write sends one frame to p.
 func (p *peer) write(h *wire.Header, payload []byte) error {
+	return p.writeNumbered(h, payload, nil)
+}
+
+// writeNumbered is write that, when seq is not nil, first takes the
+// frame's h.Seq from *seq and advances it, under the write lock: frames
+// numbered so go out in the order of their numbers.
+func (p *peer) writeNumbered(h *wire.Header, payload []byte, seq *uint64) error {
 	if f := p.ep.failure(); f != nil {
 		// After a failure only abort frames, with their own deadline, go out.
 		return f
 	}
 	p.wmu.Lock()
+	if seq != nil {
+		h.Seq = *seq
+		*seq++
+	}
 	err := p.broken
 	if err == nil {
 		err = p.link.WriteFrame(h, payload)
@@ -346,7 +382,7 @@ func (p *peer) readLoop() {
 	var h wire.Header
 	var deadline time.Time
 	for ep.failure() == nil {
-		if t := ep.cfg.timeout; t > 0 {
+		if t := ep.cfg.timeout; t > 0 && !p.self {
 			now := time.Now()
 			if deadline.Sub(now) < 3*t/4 {
 				deadline = now.Add(t)
@@ -419,7 +455,7 @@ func (p *peer) drain(pl transport.Poller, h *wire.Header) error {
 // wait. The caller holds the read token, which the reader loop (pollLoop)
 // gives up while it only waits for bytes.
 func (x *exec) pollWait(pl transport.Poller, s *slot) error {
-	p := s.p
+	p := s.peer()
 	ep := p.ep
 	h := &p.hdr // ours: we hold the read token
 	start := time.Now()
@@ -485,7 +521,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 			if g := s.progress(); g != last {
 				last, lastAt = g, now
 			} else if now.Sub(lastAt) >= t {
-				ep.failWith(x.silent(s.p.rank, t))
+				ep.failWith(x.silent(p.rank, t))
 				return nil
 			}
 		}
@@ -530,7 +566,9 @@ func (p *peer) handle(h *wire.Header) error {
 		for _, s := range p.posted {
 			p.settle(s)
 		}
+		gone := p.gone
 		p.mu.Unlock()
+		ep.failPosted(p.rank, gone.(*driver.Failure))
 	case wire.KindAbort:
 		msg := make([]byte, h.Len)
 		if err := p.link.ReadPayload(msg); err != nil {
@@ -574,7 +612,10 @@ func (p *peer) linkDown(err error) {
 // deliver reads the payload of the data frame h into its posted receive,
 // or keeps it until the receive is posted.
 func (p *peer) deliver(h *wire.Header) error {
-	key := matchKey{comm: h.Comm, p2p: driver.Kind(h.Op) == opP2P, seq: h.Seq, tag: h.Tag}
+	if driver.Kind(h.Op) == opP2P {
+		return p.deliverP2P(h)
+	}
+	key := matchKey{comm: h.Comm, seq: h.Seq, tag: h.Tag}
 	d := descOf(h)
 	p.mu.Lock()
 	if s := p.posted[key]; s != nil {
@@ -828,7 +869,11 @@ func (p *peer) settle(s *slot) {
 	if s.busy || p.posted[s.key] != s {
 		return
 	}
-	complete := s.got == len(s.buf) && s.frames > 0
+	want := len(s.buf)
+	if s.p2p {
+		want = s.want
+	}
+	complete := s.got == want && s.frames > 0
 	if !complete && s.err == nil {
 		if f := p.ep.failure(); f != nil {
 			s.err = f
@@ -842,11 +887,21 @@ func (p *peer) settle(s *slot) {
 	}
 }
 
+// peer is the peer s waits on: a collective receive's, or a point-to-point
+// receive's source (nil for AnySource).
+func (s *slot) peer() *peer {
+	if s.p2p {
+		return s.from
+	}
+	return s.p
+}
+
 // progress reports how many bytes have landed (for timeouts that measure
 // silence, not duration).
 func (s *slot) progress() int {
-	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
+	p := s.peer()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	return s.got
 }
 

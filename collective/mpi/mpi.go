@@ -333,11 +333,63 @@ func (c *conn) run(a *driver.Call) error {
 	case driver.Send:
 		rc = C.weft_send(s, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil)
 	case driver.Recv:
-		var got C.int
-		rc = C.weft_recv(r, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil, &got)
+		var st C.weft_status
+		rc = C.weft_recv(r, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
 		if rc == 0 {
-			return c.received(a, got)
+			a.Status = status(st)
 		}
+	case driver.Gather, driver.GatherV:
+		in, cnt, displ := false, []C.int{0}, []C.int{0}
+		if a.Kind == driver.GatherV {
+			cnt, displ = cints(a.Counts)
+		}
+		if c.rank == a.Root {
+			off := c.rank * len(a.Send)
+			if a.Kind == driver.GatherV {
+				off = int(displ[c.rank]) * a.DType.Size()
+			}
+			if in = at(a.Send, a.Recv, off); !in {
+				s = addr(sendOf(a.Send, a.Recv))
+			}
+		}
+		if a.Kind == driver.Gather {
+			rc = C.weft_gather(s, r, n, dt, C.int(a.Root), flag(in), c.comm)
+		} else {
+			rc = C.weft_gatherv(s, C.int(len(a.Send)/a.DType.Size()), r, &cnt[0], &displ[0], dt, C.int(a.Root), flag(in), c.comm)
+		}
+	case driver.Scatter, driver.ScatterV:
+		in, cnt, displ := false, []C.int{0}, []C.int{0}
+		if a.Kind == driver.ScatterV {
+			cnt, displ = cints(a.Counts)
+		}
+		if c.rank == a.Root {
+			off := c.rank * len(a.Recv)
+			if a.Kind == driver.ScatterV {
+				off = int(displ[c.rank]) * a.DType.Size()
+			}
+			if in = at(a.Recv, a.Send, off); !in && overlap(a.Send, a.Recv) {
+				s = addr(append([]byte(nil), a.Send...))
+			}
+		}
+		own := C.int(len(a.Recv) / a.DType.Size())
+		if a.Kind == driver.Scatter {
+			rc = C.weft_scatter(s, r, own, dt, C.int(a.Root), flag(in), c.comm)
+		} else {
+			rc = C.weft_scatterv(s, &cnt[0], &displ[0], r, own, dt, C.int(a.Root), flag(in), c.comm)
+		}
+	case driver.Scan, driver.Exscan:
+		in := at(a.Send, a.Recv, 0)
+		if !in {
+			s = addr(sendOf(a.Send, a.Recv))
+		}
+		if a.Kind == driver.Exscan && c.rank == 0 {
+			// MPI leaves rank 0's result undefined; Weft leaves recv as it is.
+			if in {
+				s, in = addr(append([]byte(nil), a.Send...)), false
+			}
+			r = addr(make([]byte, len(a.Recv)))
+		}
+		rc = C.weft_scan(s, r, n, dt, cop(a.Op), flag(in), flag(a.Kind == driver.Exscan), c.comm)
 	default:
 		return &driver.Failure{Kind: driver.ErrInvalid, Culprit: -1, Origin: -1, Msg: fmt.Sprintf("the mpi backend has no %v", a.Kind)}
 	}
@@ -374,20 +426,13 @@ var mpiName = map[driver.Kind]string{
 	driver.AllGather: "MPI_Allgather", driver.Split: "MPI_Allgather", driver.AllGatherV: "MPI_Allgatherv",
 	driver.ReduceScatter: "MPI_Reduce_scatter_block", driver.AllToAll: "MPI_Alltoall", driver.AllToAllV: "MPI_Alltoallv",
 	driver.Barrier: "MPI_Barrier", driver.Send: "MPI_Send", driver.Recv: "MPI_Recv",
+	driver.Gather: "MPI_Gather", driver.GatherV: "MPI_Gatherv", driver.Scatter: "MPI_Scatter",
+	driver.ScatterV: "MPI_Scatterv", driver.Scan: "MPI_Scan", driver.Exscan: "MPI_Exscan",
 }
 
-// received checks the length of a message that arrived: MPI does not
-// check it (only a longer one fails, with MPI_ERR_TRUNCATE).
-func (c *conn) received(a *driver.Call, got C.int) error {
-	if int(got) == a.Count {
-		return nil
-	}
-	what := fmt.Sprintf("%d elements", got)
-	if got < 0 {
-		what = "a partial element"
-	}
-	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: -1, Origin: -1, Msg: fmt.Sprintf(
-		"rank %d sent %s where the receive holds %d (mismatched send and recv)", a.Peer, what, a.Count)}
+// status is a receive's or a probe's status as MPI reports it.
+func status(st C.weft_status) driver.Status {
+	return driver.Status{Source: int(st.source), Tag: int(st.tag), Bytes: int(st.bytes)}
 }
 
 // --- point to point, non-blocking -------------------------------------------
@@ -504,12 +549,9 @@ func pause(waited time.Duration) {
 // poll tests the MPI request once and finishes p if MPI is done with it.
 // p.mu is held.
 func (p *pending) poll() bool {
-	var flag, got C.int
-	dt := C.int(0)
-	if p.a.Kind == driver.Recv {
-		dt = ctype(p.a.DType)
-	}
-	rc := C.weft_test(p.req, &flag, dt, &got)
+	var flag C.int
+	var st C.weft_status
+	rc := C.weft_test(p.req, &flag, &st)
 	switch {
 	case rc != 0 && flag != 0:
 		p.finishLocked(failure("MPI_Test", rc))
@@ -517,9 +559,10 @@ func (p *pending) poll() bool {
 		p.abandonLocked(failure("MPI_Test", rc))
 	case flag == 0:
 		return false
-	case p.a.Kind == driver.Recv:
-		p.finishLocked(p.c.received(p.a, got))
 	default:
+		if p.a.Kind == driver.Recv {
+			p.a.Status = status(st)
+		}
 		p.finishLocked(nil)
 	}
 	return true
@@ -564,8 +607,8 @@ func reap() {
 	lib.abandonedMu.Unlock()
 	for _, p := range ps {
 		p.mu.Lock()
-		var flag, got C.int
-		C.weft_test(p.req, &flag, 0, &got)
+		var flag C.int
+		C.weft_test(p.req, &flag, nil)
 		if flag != 0 {
 			p.pin.Unpin()
 			lib.abandonedMu.Lock()
@@ -576,6 +619,40 @@ func reap() {
 			p.c.mu.Unlock()
 		}
 		p.mu.Unlock()
+	}
+}
+
+// Probe is MPI_Iprobe; a Probe that waits polls it as Wait polls
+// MPI_Test, so that its context is honoured (MPI_Probe would not return).
+func (c *conn) Probe(ctx context.Context, peer, tag int, wait bool) (driver.Status, bool, error) {
+	var start time.Time
+	for spins := 0; ; spins++ {
+		var found C.int
+		var st C.weft_status
+		if rc := C.weft_iprobe(C.int(peer), C.int(tag), c.comm, &found, &st); rc != 0 {
+			return driver.Status{}, false, failure("MPI_Iprobe", rc)
+		}
+		if found != 0 {
+			return status(st), true, nil
+		}
+		if !wait {
+			return driver.Status{}, false, nil
+		}
+		if f := c.w.failed.Load(); f != nil {
+			return driver.Status{}, false, f
+		}
+		if spins%64 == 63 {
+			if start.IsZero() {
+				start = time.Now()
+			}
+			select {
+			case <-ctx.Done():
+				return driver.Status{}, false, &driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1,
+					Msg: fmt.Sprintf("rank %d gave up waiting in probe", c.rank), Cause: context.Cause(ctx)}
+			default:
+			}
+			pause(time.Since(start))
+		}
 	}
 }
 

@@ -389,21 +389,27 @@ int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_R
 	return MPI_Send(b, n, dtype(dt), peer, tag, c);
 }
 
-static int received(MPI_Status *st, int dt) {
+static void status_of(MPI_Status *st, weft_status *out) {
+	if (out == NULL) return;
 	int n = 0;
-	if (MPI_Get_count(st, dtype(dt), &n) != MPI_SUCCESS || n == MPI_UNDEFINED) return -1;
-	return n;
+	if (MPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED) n = -1;
+	out->source = st->MPI_SOURCE;
+	out->tag = st->MPI_TAG;
+	out->bytes = n;
 }
 
-int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, int *count) {
-	if (req) return MPI_Irecv(b, n, dtype(dt), peer, tag, c, req);
+static int source_of(int peer) { return peer == -1 ? MPI_ANY_SOURCE : peer; }
+static int tag_of(int tag) { return tag == -1 ? MPI_ANY_TAG : tag; }
+
+int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *out) {
+	if (req) return MPI_Irecv(b, n, dtype(dt), source_of(peer), tag_of(tag), c, req);
 	MPI_Status st;
-	int rc = MPI_Recv(b, n, dtype(dt), peer, tag, c, &st);
-	if (rc == MPI_SUCCESS) *count = received(&st, dt);
+	int rc = MPI_Recv(b, n, dtype(dt), source_of(peer), tag_of(tag), c, &st);
+	if (rc == MPI_SUCCESS) status_of(&st, out);
 	return rc;
 }
 
-int weft_test(MPI_Request *req, int *done, int dt, int *count) {
+int weft_test(MPI_Request *req, int *done, weft_status *out) {
 	MPI_Status st;
 	*done = 0;
 	int rc = MPI_Test(req, done, &st);
@@ -412,8 +418,40 @@ int weft_test(MPI_Request *req, int *done, int dt, int *count) {
 		*done = *req == MPI_REQUEST_NULL;
 		return rc;
 	}
-	if (*done && dt > 0) *count = received(&st, dt);
+	if (*done) status_of(&st, out);
 	return rc;
+}
+
+int weft_iprobe(int peer, int tag, MPI_Comm c, int *found, weft_status *out) {
+	MPI_Status st;
+	int rc = MPI_Iprobe(source_of(peer), tag_of(tag), c, found, &st);
+	if (rc == MPI_SUCCESS && *found) status_of(&st, out);
+	return rc;
+}
+
+int weft_gather(const void *s, void *r, int n, int dt, int root, int inplace, MPI_Comm c) {
+	MPI_Datatype t = dtype(dt);
+	return MPI_Gather(sendbuf(s, inplace), n, t, r, n, t, root, c);
+}
+
+int weft_gatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int root, int inplace, MPI_Comm c) {
+	MPI_Datatype t = dtype(dt);
+	return MPI_Gatherv(sendbuf(s, inplace), n, t, r, counts, displs, t, root, c);
+}
+
+int weft_scatter(const void *s, void *r, int n, int dt, int root, int inplace, MPI_Comm c) {
+	MPI_Datatype t = dtype(dt);
+	return MPI_Scatter(s, n, t, inplace ? MPI_IN_PLACE : r, n, t, root, c);
+}
+
+int weft_scatterv(const void *s, const int *counts, const int *displs, void *r, int n, int dt, int root, int inplace, MPI_Comm c) {
+	MPI_Datatype t = dtype(dt);
+	return MPI_Scatterv(s, counts, displs, t, inplace ? MPI_IN_PLACE : r, n, t, root, c);
+}
+
+int weft_scan(const void *s, void *r, int n, int dt, int op, int inplace, int exclusive, MPI_Comm c) {
+	if (exclusive) return MPI_Exscan(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c);
+	return MPI_Scan(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c);
 }
 
 void weft_yield(void) { sched_yield(); }

@@ -79,17 +79,31 @@ int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c
 int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c);
 int weft_barrier(MPI_Comm c);
 
-// Point to point. A NULL req makes the blocking call, else the MPI_I*
-// form, which stores its request in *req.
-int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req);
-// weft_recv: blocking, it stores the elements received in *count
-// (MPI_Get_count; -1 for a partial element).
-int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, int *count);
+int weft_gather(const void *s, void *r, int n, int dt, int root, int inplace, MPI_Comm c);
+int weft_gatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int root, int inplace, MPI_Comm c);
+// weft_scatter and weft_scatterv: inplace passes MPI_IN_PLACE as the root's
+// receive buffer.
+int weft_scatter(const void *s, void *r, int n, int dt, int root, int inplace, MPI_Comm c);
+int weft_scatterv(const void *s, const int *counts, const int *displs, void *r, int n, int dt, int root, int inplace, MPI_Comm c);
+// weft_scan is MPI_Scan, or MPI_Exscan when exclusive.
+int weft_scan(const void *s, void *r, int n, int dt, int op, int inplace, int exclusive, MPI_Comm c);
 
-// weft_test is MPI_Test; when dt > 0 it also stores the elements received
-// in *count, as weft_recv does. On an error, *done says whether MPI has
-// released the request.
-int weft_test(MPI_Request *req, int *done, int dt, int *count);
+// A received or probed message: its source, tag and size in bytes (-1
+// when MPI cannot say).
+typedef struct {
+	int source, tag, bytes;
+} weft_status;
+
+// Point to point. A NULL req makes the blocking call, else the MPI_I*
+// form, which stores its request in *req. A peer of -1 is MPI_ANY_SOURCE
+// and a tag of -1 MPI_ANY_TAG. A blocking receive fills *st.
+int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req);
+int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *st);
+// weft_test is MPI_Test, filling *st (if not NULL) when done. On an error,
+// *done says whether MPI has released the request.
+int weft_test(MPI_Request *req, int *done, weft_status *st);
+// weft_iprobe is MPI_Iprobe: *found, and *st when found.
+int weft_iprobe(int peer, int tag, MPI_Comm c, int *found, weft_status *st);
 
 // weft_yield gives the CPU to another process (sched_yield).
 void weft_yield(void);

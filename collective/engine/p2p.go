@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/internal/wire"
+)
+
+// Point-to-point messages are matched as MPI matches them, not by exact
+// key as collective frames are. A sender numbers its messages to each
+// destination on a communicator in the order it starts them, and writes
+// the first frame of each (the envelope: tag, type, size) in that order,
+// so that envelopes from one sender arrive in the order its sends were
+// started. A receive (a source or AnySource, a tag or AnyTag) takes the
+// earliest unmatched message it matches; a message takes the earliest
+// receive posted that matches it. The frames after the first find their
+// message by (communicator, number) on the sender's link.
+
+// msgKey is a message on one link: its communicator and its number there.
+type msgKey struct {
+	comm uint64
+	seq  uint64
+}
+
+// envelope is a message that arrived: unmatched (frames kept in pool
+// buffers) or matched to a receive (s set; frames land in its buffer).
+// Guarded by p.mu.
+type envelope struct {
+	p      *peer
+	key    msgKey
+	tag    int
+	dtype  driver.DType
+	msgLen int
+	got    int
+	frames []earlyFrame
+	s      *slot
+}
+
+// matcher holds a communicator's unmatched receives and messages. It is
+// the endpoint's, keyed by communicator id, so that messages for a
+// communicator this rank has not made yet (a peer split first) wait in it.
+type matcher struct {
+	mu      sync.Mutex
+	posted  []*slot       // receives in posting order
+	unexp   []*envelope   // messages in arrival order
+	arrived chan struct{} // closed and replaced when a message is left unmatched
+}
+
+// matcherFor returns the matcher of communicator id, making it.
+func (ep *endpoint) matcherFor(id uint64) *matcher {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	m := ep.matchers[id]
+	if m == nil {
+		m = &matcher{arrived: make(chan struct{})}
+		ep.matchers[id] = m
+	}
+	return m
+}
+
+// peerOf is the peer of world rank r, this rank's loopback included.
+func (ep *endpoint) peerOf(r int) *peer {
+	if r == ep.rank {
+		return ep.self
+	}
+	return ep.peers[r]
+}
+
+func matches(s *slot, src, tag int) bool {
+	return (s.src == driver.AnySource || s.src == src) && (s.tag == driver.AnyTag || s.tag == tag)
+}
+
+// deliverP2P handles a point-to-point frame. The caller holds the read
+// token; it returns an error only when the link failed.
+func (p *peer) deliverP2P(h *wire.Header) error {
+	ep := p.ep
+	key := msgKey{comm: h.Comm, seq: h.Seq}
+	p.mu.Lock()
+	env := p.msgs[key]
+	if env == nil {
+		if h.Off != 0 {
+			p.mu.Unlock()
+			ep.failWith(&driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
+				Msg: fmt.Sprintf("rank %d sent a frame of message %d that began nowhere", p.rank, h.Seq)})
+			return p.link.ReadPayload(nil)
+		}
+		p.mu.Unlock()
+		m := ep.matcherFor(h.Comm)
+		m.mu.Lock()
+		p.mu.Lock()
+		env = &envelope{p: p, key: key, tag: int(h.Tag), dtype: driver.DType(h.DType), msgLen: int(h.MsgLen)}
+		p.msgs[key] = env
+		var bad *driver.Failure
+		if s := m.take(p.rank, env.tag); s != nil {
+			bad = env.bind(s)
+		} else {
+			m.unexp = append(m.unexp, env)
+			close(m.arrived)
+			m.arrived = make(chan struct{})
+		}
+		m.mu.Unlock()
+		if bad != nil {
+			p.mu.Unlock()
+			ep.failWith(bad)
+			return p.link.ReadPayload(nil)
+		}
+	}
+	if s := env.s; s != nil && s.err != nil {
+		// A mismatched message: read and dropped.
+		p.mu.Unlock()
+		err := p.link.ReadPayload(nil)
+		p.mu.Lock()
+		env.landed(int(h.Len), err)
+		p.mu.Unlock()
+		return err
+	}
+	if s := env.s; s != nil {
+		// Straight into the receive's buffer.
+		s.busy = true
+		p.mu.Unlock()
+		err := p.link.ReadPayload(s.buf[h.Off : h.Off+uint64(h.Len)])
+		p.mu.Lock()
+		s.busy = false
+		env.landed(int(h.Len), err)
+		p.mu.Unlock()
+		return err
+	}
+	p.mu.Unlock()
+	b := ep.pool.get(int(h.Len))
+	if err := p.link.ReadPayload(b); err != nil {
+		ep.pool.put(b)
+		return err
+	}
+	p.mu.Lock()
+	if s := env.s; s != nil { // matched while we read
+		copy(s.buf[min(int(h.Off), len(s.buf)):], b)
+		ep.pool.put(b)
+	} else {
+		env.frames = append(env.frames, earlyFrame{off: h.Off, b: b})
+	}
+	env.landed(int(h.Len), nil)
+	p.mu.Unlock()
+	return nil
+}
+
+// landed counts a frame of n bytes in; p.mu is held.
+func (env *envelope) landed(n int, err error) {
+	env.got += n
+	s := env.s
+	if s == nil {
+		return
+	}
+	if err != nil && s.err == nil {
+		s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: env.p.rank, Origin: -1,
+			Msg: fmt.Sprintf("reading from rank %d failed", env.p.rank), Cause: err}
+	}
+	s.got, s.frames = env.got, s.frames+1
+	env.p.settle(s)
+	if env.got >= env.msgLen {
+		delete(env.p.msgs, env.key)
+	}
+}
+
+// take removes and returns the earliest posted receive that a message from
+// world rank src with tag matches. m.mu is held.
+func (m *matcher) take(src, tag int) *slot {
+	for i, s := range m.posted {
+		if matches(s, src, tag) {
+			m.posted = append(m.posted[:i], m.posted[i+1:]...)
+			return s
+		}
+	}
+	return nil
+}
+
+// bind gives env to the receive s: the frames kept so far land in its
+// buffer, the rest will as they come. m.mu and env.p.mu are held. A
+// message of another type, or longer than the receive, is a mismatch.
+func (env *envelope) bind(s *slot) *driver.Failure {
+	p := env.p
+	s.p, s.want = p, env.msgLen
+	*s.status = driver.Status{Source: s.c.commRank(p.rank), Tag: env.tag, Bytes: env.msgLen}
+	env.s = s
+	p.posted[s.key] = s // so that settle and failures see it
+	var f *driver.Failure
+	switch {
+	case env.dtype != s.d.dtype:
+		f = &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
+			Msg: fmt.Sprintf("rank %d sent %d bytes of %v (tag %d) where rank %d receives %v", p.rank, env.msgLen, env.dtype, env.tag, p.ep.rank, s.d.dtype)}
+	case env.msgLen > len(s.buf):
+		f = &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
+			Msg: fmt.Sprintf("rank %d sent a message of %d bytes (tag %d) to a receive of %d bytes on rank %d", p.rank, env.msgLen, env.tag, len(s.buf), p.ep.rank)}
+	}
+	if f != nil {
+		s.err = f
+		for _, fr := range env.frames {
+			p.ep.pool.put(fr.b)
+		}
+		env.frames = nil
+		s.buf = nil // the rest is read and dropped
+		p.settle(s)
+		return f
+	}
+	for _, fr := range env.frames {
+		copy(s.buf[fr.off:], fr.b)
+		p.ep.pool.put(fr.b)
+		s.frames++
+	}
+	env.frames = nil
+	s.got = env.got
+	p.settle(s)
+	if env.got >= env.msgLen && s.frames > 0 {
+		delete(p.msgs, env.key)
+	}
+	return nil
+}
+
+// commRank is the rank in c of world rank w.
+func (c *conn) commRank(w int) int {
+	for i, x := range c.world {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// postRecv posts a receive: it takes the earliest unmatched message it
+// matches, or waits in the matcher for one.
+func (c *conn) postRecv(a *driver.Call) (*slot, error) {
+	ep := c.ep
+	src := driver.AnySource
+	if a.Peer != driver.AnySource {
+		src = c.world[a.Peer]
+	}
+	s := &slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, want: -1, status: &a.Status,
+		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: make(chan struct{})}
+	if src >= 0 {
+		s.p = ep.peerOf(src)
+		s.from = s.p
+	}
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if f := ep.failure(); f != nil {
+		return nil, f
+	}
+	for i, env := range m.unexp {
+		if !matches(s, env.p.rank, env.tag) {
+			continue
+		}
+		m.unexp = append(m.unexp[:i], m.unexp[i+1:]...)
+		env.p.mu.Lock()
+		f := env.bind(s)
+		env.p.mu.Unlock()
+		if f != nil {
+			ep.failWith(f)
+		}
+		return s, nil
+	}
+	if s.p != nil {
+		s.p.mu.Lock()
+		gone := s.p.gone
+		s.p.mu.Unlock()
+		if gone != nil {
+			return nil, gone
+		}
+	}
+	m.posted = append(m.posted, s)
+	return s, nil
+}
+
+// failPosted settles the unmatched receives of every matcher (the
+// endpoint failed) or, with from >= 0, those waiting for world rank from
+// (it said goodbye).
+func (ep *endpoint) failPosted(from int, why *driver.Failure) {
+	ep.mu.Lock()
+	ms := make([]*matcher, 0, len(ep.matchers))
+	for _, m := range ep.matchers {
+		ms = append(ms, m)
+	}
+	ep.mu.Unlock()
+	for _, m := range ms {
+		m.mu.Lock()
+		kept := m.posted[:0]
+		for _, s := range m.posted {
+			if from >= 0 && s.src != from {
+				kept = append(kept, s)
+				continue
+			}
+			if s.err == nil {
+				s.err = why
+			}
+			close(s.done)
+		}
+		m.posted = kept
+		close(m.arrived) // wake the probes, which look at the failure
+		m.arrived = make(chan struct{})
+		m.mu.Unlock()
+	}
+}
+
+// probe looks for an unmatched message a receive from src (a rank of c,
+// or AnySource) with tag would take.
+func (c *conn) Probe(ctx context.Context, src, tag int, wait bool) (driver.Status, bool, error) {
+	w := driver.AnySource
+	if src != driver.AnySource {
+		w = c.world[src]
+	}
+	probe := &slot{src: w, tag: tag}
+	m := c.m
+	for {
+		m.mu.Lock()
+		if f := c.ep.failure(); f != nil {
+			m.mu.Unlock()
+			return driver.Status{}, false, f
+		}
+		for _, env := range m.unexp {
+			if matches(probe, env.p.rank, env.tag) {
+				m.mu.Unlock()
+				return driver.Status{Source: c.commRank(env.p.rank), Tag: env.tag, Bytes: env.msgLen}, true, nil
+			}
+		}
+		arrived := m.arrived
+		m.mu.Unlock()
+		if !wait {
+			c.progress(w)
+			return driver.Status{}, false, nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			c.abortCtx(ctx, driver.Probe)
+			return driver.Status{}, false, c.ep.failure()
+		case <-time.After(pollSlice):
+			c.progress(w)
+		}
+	}
+}
+
+// progress reads what the links (of world rank w, or all) hold without
+// waiting, where no one else is reading them: what MPI_Test and
+// MPI_Iprobe do to move messages along.
+func (c *conn) progress(w int) {
+	for _, p := range c.ep.peers {
+		if p == nil || w != driver.AnySource && p.rank != w {
+			continue
+		}
+		if pl, ok := p.link.(transport.Poller); ok && p.rmu.TryLock() {
+			if err := p.drain(pl, &p.hdr); err != nil {
+				p.linkDown(err)
+			}
+			p.rmu.Unlock()
+		}
+	}
+}
