@@ -275,6 +275,15 @@ func silentRank(t *testing.T, env string) {
 		if !strings.Contains(line, "peer=1 ") || !strings.Contains(line, `kind="timed out"`) {
 			t.Errorf("rank %d: %s", r, line)
 		}
+		// Every rank gives up at the timeout, not later: a write held up
+		// by the silent rank's full buffer must not add a grace period.
+		var after float64
+		if i := strings.Index(line, "after="); i >= 0 {
+			fmt.Sscanf(line[i:], "after=%f", &after)
+		}
+		if after > 4.5 {
+			t.Errorf("rank %d gave up %.2fs into the operation, with a 3s timeout: %s", r, after, line)
+		}
 	}
 	if d := time.Since(stopped); d > 10*time.Second {
 		t.Errorf("ranks took %v to give up on a silent peer (timeout 3s)", d)

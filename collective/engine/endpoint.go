@@ -209,12 +209,20 @@ func (ep *endpoint) failWith(f *driver.Failure) {
 		// Bound reads and writes stuck on a peer that stopped (a write in
 		// progress to a live peer still completes), then send the abort on
 		// every link that is still whole.
-		grace := time.Now().Add(abortGrace)
+		// A rank blamed for dying or going silent gets no grace: a write
+		// to it that its full buffer holds up would only delay the error.
+		now := time.Now()
+		grace := now.Add(abortGrace)
 		for _, p := range ep.peers {
-			if p != nil {
-				p.link.SetReadDeadline(grace)
-				p.link.SetWriteDeadline(grace)
+			if p == nil {
+				continue
 			}
+			d := grace
+			if p.rank == f.Culprit && (f.Kind == driver.ErrTimeout || f.Kind == driver.ErrPeerLost) {
+				d = now
+			}
+			p.link.SetReadDeadline(d)
+			p.link.SetWriteDeadline(d)
 		}
 		if f.Kind == driver.ErrClosed {
 			return
@@ -226,6 +234,9 @@ func (ep *endpoint) failWith(f *driver.Failure) {
 		for _, p := range ep.peers {
 			if p == nil || p.rank == f.Origin && f.Origin != ep.rank {
 				continue
+			}
+			if p.rank == f.Culprit && (f.Kind == driver.ErrTimeout || f.Kind == driver.ErrPeerLost) {
+				continue // dead or silent: it would not read it
 			}
 			ep.aborts.Add(1)
 			go func(p *peer) {
