@@ -4,6 +4,11 @@
 // point-to-point Send and Recv, each blocking (with a context) and
 // non-blocking (returning a Request), and Split for sub-communicators.
 //
+// Beside them are the MPI calls Go HPC codes use (Gather, Scatter, Scan,
+// Sendrecv, wildcard receives with a Status, Probe, WaitAny, Dup,
+// Cartesian grids); docs/MPI.md maps every MPI call to its counterpart
+// here and says what differs.
+//
 // # Getting a communicator
 //
 // Open creates the world communicator of a job launched by mpirun (Open
