@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,6 +76,14 @@ func runRole(role string) int {
 		fmt.Printf("RESULT rank=%d no error\n", c.Rank())
 		return 1
 	case "mismatch":
+		// Every rank is past Open before any calls the mismatched
+		// operation: the test opens the gate once all are ready.
+		fmt.Printf("READY %d\n", c.Rank())
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(os.Getenv("WEFT_TEST_GATE")); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
 		var err error
 		x := make([]float32, 1000)
 		y := make([]float32, 1000*c.Size())
@@ -96,7 +105,7 @@ func runRole(role string) int {
 				err = c.AllReduce(ctx, collective.Buf(z), collective.Buf(z), collective.Sum)
 			}
 		}
-		fmt.Printf("RESULT rank=%d mismatch=%v err=%v\n", c.Rank(), errors.Is(err, collective.ErrMismatch), err)
+		fmt.Printf("RESULT rank=%d mismatch=%v peer=%d err=%v\n", c.Rank(), errors.Is(err, collective.ErrMismatch), collective.PeerOf(err), err)
 		return 0
 	}
 	fmt.Printf("RESULT unknown role %q\n", role)
@@ -292,15 +301,28 @@ func silentRank(t *testing.T, env string) {
 }
 
 // TestMismatch makes ranks call different collectives, or the same one
-// with different counts or types: both sides must get ErrMismatch with a
-// message that names both calls.
+// with different counts or types: every rank must get ErrMismatch with a
+// message that names the calls, and all must blame the same rank: with
+// four ranks of which rank 0 alone calls allreduce, rank 0; with two, the
+// vote's tie goes against rank 1.
 func TestMismatch(t *testing.T) {
-	for _, kind := range []string{"op", "count", "type"} {
-		t.Run(kind, func(t *testing.T) {
-			j := startJob(t, 2, "mismatch", "WEFT_TEST_MISMATCH="+kind, "WEFT_TIMEOUT=20s")
-			for r := range 2 {
+	for _, tc := range []struct {
+		kind    string
+		np, odd int
+	}{{"op", 2, 1}, {"count", 2, 1}, {"type", 2, 1}, {"op", 4, 0}, {"type", 4, 0}} {
+		t.Run(fmt.Sprintf("%s/np=%d", tc.kind, tc.np), func(t *testing.T) {
+			gate := filepath.Join(t.TempDir(), "gate")
+			j := startJob(t, tc.np, "mismatch", "WEFT_TEST_MISMATCH="+tc.kind, "WEFT_TIMEOUT=20s", "WEFT_TEST_GATE="+gate)
+			for r := range tc.np {
+				j.waitFor(t, r, "READY", 30*time.Second)
+			}
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for r := range tc.np {
 				line := j.result(t, r, 15*time.Second)
-				if !strings.Contains(line, "mismatch=true") || !strings.Contains(line, "rank 0 called") && !strings.Contains(line, "rank 1 called") {
+				if !strings.Contains(line, "mismatch=true") || !strings.Contains(line, fmt.Sprintf("peer=%d ", tc.odd)) ||
+					!strings.Contains(line, fmt.Sprintf("rank %d is the odd one out", tc.odd)) {
 					t.Errorf("rank %d: %s", r, line)
 				}
 				t.Logf("rank %d: %s", r, line)

@@ -130,8 +130,9 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 		x := c.p2pExec(ctx, a)
 		return c.result(x.wait(s))
 	}
-	if f := c.ep.failure(); f != nil {
-		return f
+	if c.ep.failure() != nil {
+		c.ep.lateVote(c, a)
+		return c.ep.verdict()
 	}
 	alg := c.ep.pick(a.Kind, c, a)
 	d := callDesc(a)
@@ -165,7 +166,7 @@ func (c *conn) result(err error) error {
 		f = &driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1, Msg: fmt.Sprintf("rank %d failed", c.ep.rank), Cause: err}
 	}
 	c.ep.failWith(f)
-	if g := c.ep.failure(); g != nil {
+	if g := c.ep.verdict(); g != nil {
 		return g
 	}
 	return f
@@ -195,8 +196,8 @@ func (c *conn) mismatch(peerWorld int, cur *curOp, seq uint64, theirs desc) *dri
 			Msg: fmt.Sprintf("rank %d sent data for op #%d (%s), which rank %d has finished; rank %d is at op #%d (%s)",
 				peerWorld, seq, theirs, c.ep.rank, c.ep.rank, cur.seq, cur.d)}
 	}
-	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: peerWorld, Origin: -1,
-		Msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, c.ep.rank, cur.d, peerWorld, theirs)}
+	return c.ep.mismatchAt(c.id, seq, peerWorld, cur.d, theirs,
+		fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, c.ep.rank, cur.d, peerWorld, theirs))
 }
 
 // --- point to point --------------------------------------------------------
@@ -243,8 +244,8 @@ func (x *exec) sendRest(a *driver.Call, off int) error {
 // or less is sent when Start returns; a longer one's other frames go out
 // on a goroutine of their own.
 func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
-	if f := c.ep.failure(); f != nil {
-		return nil, f
+	if c.ep.failure() != nil {
+		return nil, c.ep.verdict()
 	}
 	if a.Kind == driver.Recv {
 		s, err := c.postRecv(a)
@@ -289,7 +290,7 @@ func (p *sendPending) Wait(ctx context.Context) error {
 	case <-ctx.Done():
 		p.c.abortCtx(ctx, driver.Send)
 		<-p.done
-		if f := p.c.ep.failure(); f != nil {
+		if f := p.c.ep.verdict(); f != nil {
 			return f
 		}
 		return p.err

@@ -47,6 +47,9 @@ type endpoint struct {
 	matchers map[uint64]*matcher // point-to-point matching, by communicator id
 	recvKey  atomic.Uint64       // numbers the receives, for their keys in posted
 
+	pendingVotes map[*driver.Failure]*ballot // mismatches made, not yet the endpoint's failure
+	vote         *ballot                     // the vote on the endpoint's failure, if a mismatch
+
 	fail     atomic.Pointer[driver.Failure]
 	failOnce sync.Once
 	failed   chan struct{}
@@ -185,13 +188,23 @@ func (ep *endpoint) failure() *driver.Failure { return ep.fail.Load() }
 // failWith records the first fault, fails every pending receive, interrupts
 // blocked writes, and tells every peer, so that all ranks return an error
 // naming the rank to blame instead of waiting.
-func (ep *endpoint) failWith(f *driver.Failure) {
+func (ep *endpoint) failWith(f *driver.Failure) { ep.failFrom(f, nil) }
+
+// failFrom is failWith for the failure of a relayed abort frame h (nil
+// for a failure of this rank's own).
+func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 	ep.failOnce.Do(func() {
 		if f.Origin < 0 {
 			f.Origin = ep.rank
 		}
+		// The vote opens before the failure shows, so that no reader
+		// stops reading before it knows to wait for the votes.
+		b := ep.startVote(f, h)
 		ep.fail.Store(f)
 		close(ep.failed)
+		if b != nil {
+			go ep.decide(b, f)
+		}
 		if !ep.closing.Load() || f.Kind != driver.ErrClosed {
 			ep.cfg.log.Warn("weft: communicator failed", "backend", ep.name, "rank", ep.rank, "culprit", f.Culprit, "err", f.Error())
 		}
@@ -231,9 +244,14 @@ func (ep *endpoint) failWith(f *driver.Failure) {
 		if len(msg) > 4096 {
 			msg = msg[:4096]
 		}
+		var call desc
+		var hasCall bool
+		if b != nil {
+			call, hasCall = ep.myCall(b.comm, b.seq)
+		}
 		for _, p := range ep.peers {
-			if p == nil || p.rank == f.Origin && f.Origin != ep.rank {
-				continue
+			if p == nil || p.rank == f.Origin && f.Origin != ep.rank && b == nil {
+				continue // the origin knows, unless it waits for this rank's vote
 			}
 			if p.rank == f.Culprit && (f.Kind == driver.ErrTimeout || f.Kind == driver.ErrPeerLost) {
 				continue // dead or silent: it would not read it
@@ -248,6 +266,9 @@ func (ep *endpoint) failWith(f *driver.Failure) {
 				}
 				p.link.SetWriteDeadline(time.Now().Add(abortGrace))
 				h := wire.Header{Kind: wire.KindAbort, Op: kindCode(f.Kind), Root: int32(f.Culprit), Len: uint32(len(msg))}
+				if b != nil {
+					voteHeader(&h, b, call, hasCall)
+				}
 				if err := p.link.WriteFrame(&h, msg); err != nil {
 					p.broken = err
 				}
@@ -392,7 +413,7 @@ func (p *peer) readLoop() {
 	}
 	var h wire.Header
 	var deadline time.Time
-	for ep.failure() == nil {
+	for ep.failure() == nil || ep.voting() {
 		if t := ep.cfg.timeout; t > 0 && !p.self {
 			now := time.Now()
 			if deadline.Sub(now) < 3*t/4 {
@@ -419,7 +440,7 @@ func (p *peer) pollLoop(pl transport.Poller) {
 	var h wire.Header
 	var deadline time.Time
 	seen := ^uint64(0)
-	for ep.failure() == nil {
+	for ep.failure() == nil || ep.voting() {
 		// The silence limit runs from the last frame anyone read.
 		if n := p.reads.Load(); n != seen && ep.cfg.timeout > 0 {
 			seen = n
@@ -585,8 +606,14 @@ func (p *peer) handle(h *wire.Header) error {
 		if err := p.link.ReadPayload(msg); err != nil {
 			return err
 		}
-		ep.failWith(&driver.Failure{Kind: kindOf(h.Op), Culprit: int(h.Root), Origin: p.rank, Relayed: true, Msg: string(msg)})
+		if ep.failure() == nil {
+			ep.failFrom(&driver.Failure{Kind: kindOf(h.Op), Culprit: int(h.Root), Origin: p.rank, Relayed: true, Msg: string(msg)}, h)
+		}
+		ep.countVote(p.rank, h)
 	case wire.KindData:
+		if ep.failure() != nil {
+			return p.link.ReadPayload(nil) // read on only for the votes
+		}
 		return p.deliver(h)
 	}
 	return nil
@@ -686,7 +713,7 @@ func (p *peer) deliver(h *wire.Header) error {
 	}
 	e := p.unexp[key]
 	if f == nil && e != nil && (e.d != d || e.msgLen != h.MsgLen) {
-		f = p.mismatch(d, e.d, h.Seq)
+		f = p.mismatch(key.comm, d, e.d, h.Seq)
 	}
 	if f != nil {
 		p.mu.Unlock()
@@ -808,7 +835,7 @@ func (ep *endpoint) checkEarly(p *peer, key matchKey, d desc) *driver.Failure {
 // check compares an arriving frame's description with the receive's.
 func (s *slot) check(d desc, msgLen uint64) *driver.Failure {
 	if d != s.d {
-		return s.p.mismatch(d, s.d, s.key.seq)
+		return s.p.mismatch(s.key.comm, d, s.d, s.key.seq)
 	}
 	if msgLen != uint64(len(s.buf)) {
 		return &driver.Failure{Kind: driver.ErrMismatch, Culprit: s.p.rank, Origin: -1,
@@ -817,9 +844,9 @@ func (s *slot) check(d desc, msgLen uint64) *driver.Failure {
 	return nil
 }
 
-func (p *peer) mismatch(theirs, ours desc, seq uint64) *driver.Failure {
-	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
-		Msg: fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs)}
+func (p *peer) mismatch(comm uint64, theirs, ours desc, seq uint64) *driver.Failure {
+	return p.ep.mismatchAt(comm, seq, p.rank, ours, theirs,
+		fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs))
 }
 
 // post registers a receive from p under key into buf.
@@ -849,7 +876,7 @@ func (p *peer) postSlot(s *slot, n int) (*slot, error) {
 				p.ep.pool.put(f.b)
 			}
 			if e.d != d {
-				return nil, p.mismatch(e.d, d, key.seq)
+				return nil, p.mismatch(key.comm, e.d, d, key.seq)
 			}
 			return nil, &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
 				Msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", p.rank, e.msgLen, p.ep.rank, n, d)}

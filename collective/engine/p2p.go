@@ -316,9 +316,9 @@ func (c *conn) Probe(ctx context.Context, src, tag int, wait bool) (driver.Statu
 	m := c.m
 	for {
 		m.mu.Lock()
-		if f := c.ep.failure(); f != nil {
+		if c.ep.failure() != nil {
 			m.mu.Unlock()
-			return driver.Status{}, false, f
+			return driver.Status{}, false, c.ep.verdict()
 		}
 		for _, env := range m.unexp {
 			if matches(probe, env.p.rank, env.tag) {
@@ -336,7 +336,7 @@ func (c *conn) Probe(ctx context.Context, src, tag int, wait bool) (driver.Statu
 		case <-arrived:
 		case <-ctx.Done():
 			c.abortCtx(ctx, driver.Probe)
-			return driver.Status{}, false, c.ep.failure()
+			return driver.Status{}, false, c.ep.verdict()
 		case <-time.After(pollSlice):
 			c.progress(w)
 		}
