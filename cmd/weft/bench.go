@@ -288,6 +288,9 @@ type p2pOutput struct {
 
 func (o *p2pOutput) run(ctx context.Context, c *collective.Comm, print bool, describe string) error {
 	var rs []bench.P2PResult
+	if c.Size() < 2 {
+		return fmt.Errorf("%s needs at least 2 ranks, this world has %d: run it under a launcher (mpirun -np 2) or with --local 2", o.cfg.Op, c.Size())
+	}
 	if print && !o.csv {
 		fmt.Fprintf(o.w, "# weft bench %s: %s\n", o.cfg.Op, describe)
 		what := "ping-pong between ranks 0 and 1, half the round trip"

@@ -78,6 +78,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"latency", "--local", "2", "-b", "lots"}, "-b:"},
 		{[]string{"allreduce", "--local", "1", "-b", "0"}, "-b 0"},
 		{[]string{"pingpong", "--local", "2"}, `unknown benchmark "pingpong"`},
+		{[]string{"bandwidth"}, "bandwidth needs at least 2 ranks, this world has 1"}, // no launcher: a world of one
 	} {
 		out, err := weft(t, append([]string{"bench"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
