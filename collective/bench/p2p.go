@@ -16,12 +16,12 @@ package bench
 //
 // As in OSU, every message of a window is sent from the same buffer and
 // received into the same buffer (except under the race detector: see
-// raceEnabled). Times are rank 0's. Buffers and warm-up
-// are handled as for the collectives (Measure): allocated once at the
-// largest size and touched, a warm-up of at least a twentieth of the timed
-// iterations and a longer one before the first size, a barrier before each
-// timed loop. After each size a check round (untimed) sends known bytes
-// the same way and counts the bytes that arrive wrong (#wrong).
+// raceEnabled). Times are rank 0's. Buffers and warm-up are handled as for
+// the collectives (Measure): allocated once at the largest size and
+// touched, a warm-up of at least a twentieth of the timed iterations and a
+// longer one before the first size, a barrier before each timed loop.
+// After each size a check round (untimed) sends known bytes the same way
+// and counts the bytes that arrive wrong (#wrong).
 
 import (
 	"context"
