@@ -1,8 +1,10 @@
 // Command weft is Weft's one binary. Its commands, as newRoot adds them:
 //
 //   - bench OP measures a collective (allreduce, allgather, broadcast,
-//     reduce, reducescatter, alltoall) the way nccl-tests does, under a
-//     launcher or with --local N goroutine ranks; bench sapipe compares
+//     reduce, reducescatter, alltoall) the way nccl-tests does, or messages
+//     between two ranks (latency, bandwidth) the way the OSU
+//     micro-benchmarks do, under a launcher or with --local N goroutine
+//     ranks; bench sapipe compares
 //     bsp, pipesgd and sapipe training on Fashion-MNIST, and bench ps
 //     (also weft ps bench) static key assignment against PSLD.
 //   - info summarises a graph dataset file, or without one shows how this

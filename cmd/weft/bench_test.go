@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+)
+
+// TestBenchP2P runs weft bench latency and bandwidth on two goroutine
+// ranks, as a table and as CSV, and checks that every size is there with a
+// positive time or bandwidth and no wrong byte.
+func TestBenchP2P(t *testing.T) {
+	for _, op := range []string{"latency", "bandwidth"} {
+		t.Run(op, func(t *testing.T) {
+			out, err := weft(t, "bench", op, "--local", "2", "-b", "0", "-e", "64K", "-f", "16", "-n", "50")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			unit := map[string]string{"latency": "(us)", "bandwidth": "(MB/s)"}[op]
+			if !strings.Contains(out, unit) || !strings.Contains(out, "Out of bounds values : 0 OK") {
+				t.Errorf("table lacks %s or the #wrong total:\n%s", unit, out)
+			}
+			var sizes []string
+			for _, l := range strings.Split(out, "\n") {
+				f := strings.Fields(l)
+				if len(f) != 3 || strings.HasPrefix(l, "#") {
+					continue
+				}
+				sizes = append(sizes, f[0])
+				if f[2] != "0" {
+					t.Errorf("#wrong %s at %s bytes", f[2], f[0])
+				}
+				if f[0] != "0" && (f[1] == "0.00" || strings.HasPrefix(f[1], "-")) {
+					t.Errorf("%s bytes: %s %s", f[0], f[1], unit)
+				}
+			}
+			if got := strings.Join(sizes, " "); got != "0 1 16 256 4096 65536" {
+				t.Errorf("sizes %q, want 0 1 16 256 4096 65536:\n%s", got, out)
+			}
+
+			out, err = weft(t, "bench", op, "--local", "3", "-b", "8", "-e", "1K", "-f", "4", "-n", "20", "--csv")
+			if err != nil {
+				t.Fatalf("--csv: %v\n%s", err, out)
+			}
+			rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+			if err != nil {
+				t.Fatalf("--csv: %v\n%s", err, out)
+			}
+			if len(rows) != 5 || strings.Join(rows[0], ",") != "op,ranks,size_bytes,iters,time_us,bandwidth_mbs,wrong" {
+				t.Fatalf("--csv: %q", rows)
+			}
+			for _, r := range rows[1:] {
+				if r[0] != op || r[1] != "3" || r[3] != "20" || r[6] != "0" || r[4] == "0.000" || r[5] == "0.00" {
+					t.Errorf("--csv row %q", r)
+				}
+			}
+		})
+	}
+}
+
+// TestBenchBadFlags: flags the benchmark cannot use are refused with an
+// error that names them, before anything runs.
+func TestBenchBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"latency", "--local", "2", "-d", "float64"}, "-d (--datatype) does not apply to latency"},
+		{[]string{"bandwidth", "--local", "2", "-o", "max"}, "-o (--op) does not apply"},
+		{[]string{"latency", "--local", "2", "-r", "1"}, "-r (--root)"},
+		{[]string{"latency", "--local", "2", "-a", "0"}, "-a (--average)"},
+		{[]string{"latency", "--local", "1"}, "--local 1: latency needs at least 2 ranks"},
+		{[]string{"latency", "--local", "2", "-b", "1M", "-e", "1K"}, "-b 1048576 is larger than -e 1024"},
+		{[]string{"bandwidth", "--local", "2", "-f", "0"}, "-f 0"},
+		{[]string{"bandwidth", "--local", "2", "-n", "-1"}, "-n -1"},
+		{[]string{"bandwidth", "--local", "2", "-w", "-1"}, "-w -1"},
+		{[]string{"bandwidth", "--local", "2", "-e", "4G"}, "-e 4294967296"},
+		{[]string{"latency", "--local", "2", "-b", "lots"}, "-b:"},
+		{[]string{"allreduce", "--local", "1", "-b", "0"}, "-b 0"},
+		{[]string{"pingpong", "--local", "2"}, `unknown benchmark "pingpong"`},
+		{[]string{"bandwidth"}, "bandwidth needs at least 2 ranks, this world has 1"}, // no launcher: a world of one
+	} {
+		out, err := weft(t, append([]string{"bench"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("weft bench %s: error %v, want one with %q", strings.Join(c.args, " "), err, c.want)
+		}
+		if out != "" {
+			t.Errorf("weft bench %s printed before refusing:\n%s", strings.Join(c.args, " "), out)
+		}
+	}
+}
