@@ -85,7 +85,7 @@ func run(n, iters, every int, args []string) error {
 		return fmt.Errorf("-n %d: fewer rows than the %d ranks", n, c.Size())
 	}
 	s := newSlab(n, c.Rank(), c.Size())
-	perIter, residual, err := s.solve(ctx, c, iters, every)
+	perIter, commIter, residual, err := s.solve(ctx, c, iters, every)
 	if err != nil {
 		return err
 	}
@@ -96,6 +96,7 @@ func run(n, iters, every int, args []string) error {
 	if c.Rank() == 0 {
 		fmt.Printf("jacobi: grid %dx%d, %d iterations, residual every %d, %d ranks (weft %s)\n", n, n, iters, every, c.Size(), c.Backend())
 		fmt.Printf("time per iteration (us): %.3f\n", perIter*1e6)
+		fmt.Printf("communication per iteration (us): %.3f\n", commIter*1e6)
 		fmt.Printf("residual: %.12e\n", residual)
 		fmt.Printf("checksum: %016x\n", sum)
 	}
@@ -211,34 +212,40 @@ func stencilResidual(sum float64, out, up, mid, dn []float64) float64 {
 	return sum
 }
 
-// solve runs the iterations and returns the time per iteration (the
-// slowest rank's) and the last residual.
-func (s *slab) solve(ctx context.Context, c *collective.Comm, iters, every int) (float64, float64, error) {
+// solve runs the iterations and returns the time per iteration and the
+// part of it spent in the halo exchange and the residual's AllReduce
+// (each the slowest rank's), and the last residual.
+func (s *slab) solve(ctx context.Context, c *collective.Comm, iters, every int) (float64, float64, float64, error) {
 	if err := c.Barrier(ctx); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	start := time.Now()
 	var residual float64
+	var comm time.Duration
 	for it := range iters {
+		t := time.Now()
 		if err := s.exchange(ctx, c); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
+		comm += time.Since(t)
 		withResidual := (it+1)%every == 0 || it == iters-1
 		local := s.sweep(withResidual)
 		s.u, s.v = s.v, s.u
 		if withResidual {
 			s.residue[0] = local
+			t := time.Now()
 			if err := c.AllReduce(ctx, collective.Buf(s.residue), collective.Buf(s.residue), collective.Sum); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
+			comm += time.Since(t)
 			residual = s.residue[0]
 		}
 	}
-	t := []float64{time.Since(start).Seconds()}
+	t := []float64{time.Since(start).Seconds(), comm.Seconds()}
 	if err := c.AllReduce(ctx, collective.Buf(t), collective.Buf(t), collective.Max); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return t[0] / float64(iters), residual, nil
+	return t[0] / float64(iters), t[1] / float64(iters), residual, nil
 }
 
 // mix is splitmix64's finaliser.
