@@ -28,8 +28,9 @@
 // non-blocking collectives do not (MPI-3.1 section 5.12). Send and Recv
 // are MPI_Send and MPI_Recv; ISend and IRecv are MPI_Isend and MPI_Irecv,
 // waited for by polling MPI_Test (back to back for 50 us, then yielding
-// the CPU until 5 ms, then in 100 us naps), their buffers pinned until MPI
-// is done with them. Split is MPI_Comm_split; Open duplicates
+// the CPU between tests, never sleeping: MPI moves a transfer forward
+// only inside its calls), their buffers pinned until MPI is done with
+// them. Split is MPI_Comm_split; Open duplicates
 // MPI_COMM_WORLD, so Weft's traffic never matches another library's.
 //
 // In-place calls map to MPI_IN_PLACE (AllReduce, AllToAll, and Reduce on
