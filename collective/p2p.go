@@ -25,11 +25,11 @@ const (
 // communicator), its tag and its size; Count(dt) gives its elements.
 type Status = driver.Status
 
-// p2p checks a point-to-point call's arguments and describes it; a call
-// with ProcNull comes back nil.
-func (c *Comm) p2p(k driver.Kind, buf Buffer, peer, tag int) (*driver.Call, error) {
+// p2p checks a point-to-point call's arguments and describes it in a; it
+// reports false for a call with ProcNull, which does nothing.
+func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (bool, error) {
 	if !buf.dt.Valid() {
-		return nil, c.invalid(k, "buffer has invalid type %d", buf.dt)
+		return false, c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
 	wild := k == driver.Recv
 	switch {
@@ -40,27 +40,27 @@ func (c *Comm) p2p(k driver.Kind, buf Buffer, peer, tag int) (*driver.Call, erro
 		if wild {
 			what += ", AnySource"
 		}
-		return nil, c.invalid(k, "peer %d is not %s or ProcNull of a communicator of %d", peer, what, c.size)
+		return false, c.invalid(k, "peer %d is not %s or ProcNull of a communicator of %d", peer, what, c.size)
 	}
 	if (tag < 0 || tag > c.maxTag) && !(wild && tag == AnyTag) {
-		return nil, c.invalid(k, "tag %d outside [0, %d]", tag, c.maxTag)
+		return false, c.invalid(k, "tag %d outside [0, %d]", tag, c.maxTag)
 	}
 	if err := c.checkCount(k, buf.Len()); err != nil {
-		return nil, err
+		return false, err
 	}
 	if err := c.usable(k); err != nil {
-		return nil, err
+		return false, err
 	}
 	if peer == ProcNull {
-		return nil, nil
+		return false, nil
 	}
-	a := &driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag}
+	*a = driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag}
 	if k == driver.Send {
 		a.Send = buf.b
 	} else {
 		a.Recv = buf.b
 	}
-	return a, nil
+	return true, nil
 }
 
 // nullStatus is a receive from ProcNull.
@@ -73,8 +73,8 @@ var nullStatus = Status{Source: ProcNull, Tag: AnyTag}
 // Sendrecv, or posts IRecv before Send. dest may be this rank, or
 // ProcNull.
 func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
-	a, err := c.p2p(driver.Send, buf, dest, tag)
-	if a == nil || err != nil {
+	a := new(driver.Call)
+	if ok, err := c.p2p(a, driver.Send, buf, dest, tag); !ok {
 		return err
 	}
 	return c.result(driver.Send, c.conn.Run(ctx, a))
@@ -87,8 +87,8 @@ func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 // one sender that a receive could match arrive in the order they were
 // sent. Recv waits as long as ctx allows while the peers are alive.
 func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, error) {
-	a, err := c.p2p(driver.Recv, buf, source, tag)
-	if a == nil || err != nil {
+	a := new(driver.Call)
+	if ok, err := c.p2p(a, driver.Recv, buf, source, tag); !ok {
 		if err == nil {
 			return nullStatus, nil
 		}
@@ -111,16 +111,14 @@ func (c *Comm) IRecv(buf Buffer, source, tag int) *Request {
 }
 
 func (c *Comm) start(k driver.Kind, buf Buffer, peer, tag int) *Request {
-	a, err := c.p2p(k, buf, peer, tag)
-	if err != nil {
-		return c.done(err)
-	}
-	if a == nil {
-		r := c.done(nil)
-		r.call.Kind, r.call.Status = k, nullStatus
+	r := &Request{c: c}
+	if ok, err := c.p2p(&r.call, k, buf, peer, tag); !ok {
+		r.finish(err)
+		if err == nil {
+			r.call.Kind, r.call.Status = k, nullStatus
+		}
 		return r
 	}
-	r := &Request{c: c, call: *a}
 	p, err := c.conn.Start(&r.call)
 	if err != nil {
 		r.finish(c.result(k, err))
@@ -166,7 +164,8 @@ func (c *Comm) IProbe(source, tag int) (Status, bool, error) {
 
 func (c *Comm) probe(ctx context.Context, source, tag int, wait bool) (Status, bool, error) {
 	const k = driver.Probe
-	if _, err := c.p2p(driver.Recv, Buf([]byte(nil)), source, tag); err != nil {
+	var a driver.Call
+	if _, err := c.p2p(&a, driver.Recv, Buf([]byte(nil)), source, tag); err != nil {
 		return Status{}, false, err
 	}
 	if source == ProcNull {

@@ -252,24 +252,29 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 		if err != nil {
 			return nil, c.result(err)
 		}
-		return &recvPending{c: c, s: s, d: p2pDesc(a)}, nil
+		return s, nil
 	}
-	x := c.p2pExec(context.Background(), a)
+	x := exec{c: c, ctx: context.Background(), d: p2pDesc(a), chunk: c.ep.cfg.chunk}
 	off, err := x.sendFirst(a)
 	if err != nil {
 		return nil, c.result(err)
 	}
-	p := &sendPending{c: c, done: make(chan struct{})}
 	if off == len(a.Send) {
-		close(p.done)
-		return p, nil
+		return sent, nil
 	}
+	p := &sendPending{c: c, done: make(chan struct{})}
+	rest := x // only a long message's state goes to the heap
 	go func() {
-		p.err = c.result(x.sendRest(a, off))
+		p.err = c.result(rest.sendRest(a, off))
 		close(p.done)
 	}()
 	return p, nil
 }
+
+// sent is the Pending of every Send that went out whole in Start.
+var sent = &sendPending{done: closedChan}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // sendPending is a Send whose frames a goroutine writes.
 type sendPending struct {
@@ -306,33 +311,28 @@ func (p *sendPending) Test() (bool, error) {
 	}
 }
 
-// recvPending is a posted receive: Wait reads the link itself where it can.
-type recvPending struct {
-	c *conn
-	s *slot
-	d desc
-}
-
-func (p *recvPending) Wait(ctx context.Context) error {
-	x := &exec{c: p.c, ctx: ctx, d: p.d, chunk: p.c.ep.cfg.chunk}
-	return p.c.result(x.wait(p.s))
+// A posted receive is its own Pending: Wait reads the link itself where
+// it can.
+func (s *slot) Wait(ctx context.Context) error {
+	x := exec{c: s.c, ctx: ctx, d: s.d, chunk: s.c.ep.cfg.chunk}
+	return s.c.result(x.wait(s))
 }
 
 // Test reads what the link holds first, as MPI_Test moves messages along.
-func (p *recvPending) Test() (bool, error) {
+func (s *slot) Test() (bool, error) {
 	select {
-	case <-p.s.done:
-		return true, p.c.result(p.s.result())
+	case <-s.done:
+		return true, s.c.result(s.result())
 	default:
 	}
 	w := driver.AnySource
-	if p.s.from != nil {
-		w = p.s.from.rank
+	if s.from != nil {
+		w = s.from.rank
 	}
-	p.c.progress(w)
+	s.c.progress(w)
 	select {
-	case <-p.s.done:
-		return true, p.c.result(p.s.result())
+	case <-s.done:
+		return true, s.c.result(s.result())
 	default:
 		return false, nil
 	}
