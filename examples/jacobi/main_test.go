@@ -143,7 +143,7 @@ func TestJacobiLocal(t *testing.T) {
 				ctx := context.Background()
 				s := newSlab(n, r, size)
 				rows[r] = s.m
-				if _, _, errs[r] = s.solve(ctx, c, iters, every); errs[r] != nil {
+				if _, _, _, errs[r] = s.solve(ctx, c, iters, every); errs[r] != nil {
 					return
 				}
 				sums[r], errs[r] = s.checksum(ctx, c)
