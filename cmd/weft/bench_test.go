@@ -58,6 +58,24 @@ func TestBenchP2P(t *testing.T) {
 	}
 }
 
+// TestBenchFromZero: -b 0 measures 0 bytes, then goes on from one element
+// (a size of 0 would never grow by -f).
+func TestBenchFromZero(t *testing.T) {
+	out, err := weft(t, "bench", "allreduce", "--local", "2", "-b", "0", "-e", "16", "-n", "5", "--csv")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var sizes []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Split(l, ","); len(f) > 8 && f[7] == "out-of-place" {
+			sizes = append(sizes, f[2])
+		}
+	}
+	if strings.Join(sizes, " ") != "0 4 8 16" {
+		t.Errorf("sizes %v, want 0 4 8 16:\n%s", sizes, out)
+	}
+}
+
 // TestBenchBadFlags: flags the benchmark cannot use are refused with an
 // error that names them, before anything runs.
 func TestBenchBadFlags(t *testing.T) {
@@ -76,7 +94,6 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"bandwidth", "--local", "2", "-w", "-1"}, "-w -1"},
 		{[]string{"bandwidth", "--local", "2", "-e", "4G"}, "-e 4294967296"},
 		{[]string{"latency", "--local", "2", "-b", "lots"}, "-b:"},
-		{[]string{"allreduce", "--local", "1", "-b", "0"}, "-b 0"},
 		{[]string{"pingpong", "--local", "2"}, `unknown benchmark "pingpong"`},
 		{[]string{"bandwidth"}, "bandwidth needs at least 2 ranks, this world has 1"}, // no launcher: a world of one
 	} {

@@ -1,4 +1,6 @@
-// Package bench measures collectives the way nccl-tests does, so that a
+// Package bench measures collectives the way nccl-tests does, and
+// point-to-point messages the way the OSU micro-benchmarks do (p2p.go:
+// latency and windowed bandwidth between two ranks). For the collectives, a
 // table from `weft bench` compares line by line with all_reduce_perf and
 // friends: the same size/count/type/redop/root columns, time per iteration
 // averaged over ranks, algorithm bandwidth (bytes / time) and bus bandwidth
@@ -88,6 +90,9 @@ func (cfg *Config) Sizes(n int) []int64 {
 		}
 		if cfg.StepFactor < 2 {
 			break
+		}
+		if s == 0 { // 0 never grows: go on from one element
+			s = max(1, unit/cfg.StepFactor)
 		}
 	}
 	return out
