@@ -76,13 +76,13 @@ c_p2p() { # KIND LABEL [mpirun args...]
   shift 2
   p2p "$kind" "$label" mpirun "$@" -np 2 bin/osu_p2p "$kind" "$min" "$max" "$factor"
 }
-# jacobi LABEL NP N ITERS CMD...: one solve, as "jacobi LABEL N/ITERS/NP time_us checksum".
+# jacobi LABEL NP N ITERS CMD...: one solve, as "jacobi LABEL N/ITERS/NP time_us checksum comm_us".
 jacobi() {
   local label=$1 np=$2 n=$3 iters=$4
   shift 4
   GLIBC_TUNABLES=${GT:-} "$@" | awk -F': ' -v l="$label" -v k="$n/$iters/$np" '
-    $1 == "time per iteration (us)" {t = $2} $1 == "checksum" {c = $2}
-    END {if (t == "" || c == "") exit 1; print "jacobi", l, k, t, c}' >>"$raw"
+    $1 == "time per iteration (us)" {t = $2} $1 == "checksum" {c = $2} $1 == "communication per iteration (us)" {m = $2}
+    END {if (t == "" || c == "" || m == "") exit 1; print "jacobi", l, k, t, c, m}' >>"$raw"
 }
 weft_jacobi() { # LABEL BACKEND NP N ITERS [mpirun args...]
   local label=$1 backend=$2 np=$3 n=$4 iters=$5
@@ -125,7 +125,7 @@ awk '
   }
   $1 == "jacobi" {
     if (!($3 in jseen)) { jseen[$3] = 1; jorder[++nj] = $3 }
-    jt[$2, $3] = jt[$2, $3] " " $4
+    jt[$2, $3] = jt[$2, $3] " " $4; jc[$2, $3] = jc[$2, $3] " " $6
     split($3, f, "/"); g = f[1] "/" f[2]
     if (!(g in sum)) sum[g] = $5
     else if (sum[g] != $5) bad = bad sprintf("\n  grid %sx%s, %s iterations: %s on %s ranks gave %s, an earlier run %s", f[1], f[1], f[2], $2, f[3], $5, sum[g])
@@ -149,15 +149,16 @@ awk '
       }
     }
     print ""
-    print "Jacobi (us per iteration; ratios of times weft / C)"
+    print "Jacobi (us per iteration, and in brackets the part spent communicating; ratios of times weft / C)"
     print ""
     print "| grid | ranks | iterations | weft tcp | weft mpi backend | C | tcp/C | mpi backend/C | checksum |"
     print "|---|---|---|---|---|---|---|---|---|"
     for (i = 1; i <= nj; i++) {
       k = jorder[i]; split(k, f, "/")
       wt = median(jt["weft-tcp", k]); wm = median(jt["weft-mpi", k]); c = median(jt["c", k])
-      printf "| %dx%d | %d | %d | %s | %s | %s | %s | %s | %s |\n", f[1], f[1], f[3], f[2], num(wt, "%.1f"), num(wm, "%.1f"), num(c, "%.1f"),
-        ratio(wt, c), ratio(wm, c), (k in kbad) ? "DIFFER" : sums[k]
+      printf "| %dx%d | %d | %d | %s (%s) | %s (%s) | %s (%s) | %s | %s | %s |\n", f[1], f[1], f[3], f[2],
+        num(wt, "%.1f"), num(median(jc["weft-tcp", k]), "%.1f"), num(wm, "%.1f"), num(median(jc["weft-mpi", k]), "%.1f"),
+        num(c, "%.1f"), num(median(jc["c", k]), "%.1f"), ratio(wt, c), ratio(wm, c), (k in kbad) ? "DIFFER" : sums[k]
     }
     status = 0
     if (allwrong > 0) { printf "\nFAILED: %d bytes arrived wrong (the #wrong columns)\n", allwrong > "/dev/stderr"; status = 1 }
