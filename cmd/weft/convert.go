@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/ingest"
 	"github.com/weft-hpc/weft/internal/progress"
 )
@@ -98,11 +99,11 @@ and renamed at the end: a failed or interrupted conversion leaves nothing.`,
 	f.BoolVar(&undirected, "undirected", false, "treat edges as undirected: store both directions")
 	f.BoolVar(&oneBased, "one-based", false, "edge-list ids start at 1")
 	f.BoolVar(&relabel, "relabel", false, "map sparse edge-list ids to 0..n-1 (original ids go to /node/orig_id)")
-	f.Int64Var(&numNodes, "num-nodes", 0, "node count when larger than the largest id + 1 (isolated nodes)")
+	int64Flag(f, &numNodes, "num-nodes", "", 0, 0, hdf5io.MaxNodes, "node count when larger than the largest id + 1 (isolated nodes)")
 	f.BoolVar(&keepLoops, "keep-self-loops", false, "keep u->u edges")
 	f.StringVar(&split, "split", "", "OGB split folder to read when there are several")
 	f.BoolVar(&allowNoLbl, "allow-missing-labels", false, "read missing labels as -1")
-	f.IntVar(&level, "level", 0, "deflate level: 0 default (1), -1 off, 1-9")
+	intFlag(f, &level, "level", "", 0, -1, 9, "deflate level: 0 default (1), -1 off, 1-9")
 	return cmd
 }
 

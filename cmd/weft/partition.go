@@ -140,17 +140,17 @@ partition name is refused unless --force.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&algo, "algo", "bgl", "partitioner: bgl, metis or random")
-	f.IntVarP(&k, "parts", "k", 8, "number of parts")
+	intFlag(f, &k, "parts", "k", 8, 1, maxRanks, "number of parts")
 	f.StringVar(&fanout, "fanout", "15,10,5", "sampling fanouts, first hop first")
 	f.StringVar(&name, "name", "", "partition name (default: the algorithm's; with --compare a prefix)")
 	f.BoolVar(&force, "force", false, "replace an existing partition of the same name")
 	f.Uint64Var(&seed, "seed", 1, "random seed (partitioners, training nodes, sampling)")
 	f.BoolVar(&compare, "compare", false, "run bgl, metis and random and print them side by side")
-	f.Float64Var(&trainFrac, "train-fraction", 0.1, "fraction of nodes drawn as training nodes without /split/train (given explicitly: even with one)")
-	f.IntVar(&batch, "batch-size", 1000, "mini-batch size of the sampling simulation")
-	f.IntVar(&sampleSeeds, "sample-seeds", 3, "sampled epochs averaged")
-	f.IntVar(&featDim, "feat-dim", 0, "feature width in float32 for the traffic bytes (0: the file's, or 128)")
-	f.IntVar(&haloHops, "halo-hops", 1, "depth of the halo metric (-1: skip)")
+	floatFlag(f, &trainFrac, "train-fraction", 0.1, span{lo: 0, hi: 1, openLo: true}, "fraction of nodes drawn as training nodes without /split/train (given explicitly: even with one)")
+	intFlag(f, &batch, "batch-size", "", 1000, 1, maxCount, "mini-batch size of the sampling simulation")
+	intFlag(f, &sampleSeeds, "sample-seeds", "", 3, 1, 1000, "sampled epochs averaged")
+	intFlag(f, &featDim, "feat-dim", "", 0, 0, 1<<20, "feature width in float32 for the traffic bytes (0: the file's, or 128)")
+	intFlag(f, &haloHops, "halo-hops", "", 1, -1, 64, "depth of the halo metric (-1: skip)")
 	return cmd
 }
 
