@@ -12,13 +12,14 @@ import (
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/ingest"
 	"github.com/weft-hpc/weft/internal/progress"
+	"github.com/weft-hpc/weft/internal/tmpfile"
 )
 
 func convertCmd() *cobra.Command {
 	var (
 		out, format, split            string
 		undirected, oneBased, relabel bool
-		keepLoops, allowNoLbl         bool
+		keepLoops, allowNoLbl, force  bool
 		numNodes                      int64
 		level                         int
 	)
@@ -40,13 +41,19 @@ func convertCmd() *cobra.Command {
 
 Rows of the CSR are sorted and deduplicated, self loops dropped unless
 --keep-self-loops. The output is written to a temporary file beside OUTPUT
-and renamed at the end: a failed or interrupted conversion leaves nothing.`,
+and renamed at the end: a failed or interrupted conversion leaves nothing,
+and a temporary file that a killed conversion leaves is removed by the next
+run in that folder. An existing OUTPUT is replaced only with --force, and
+never when it is INPUT itself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			batchMemory()
 			in := args[0]
 			kind, err := inputKind(in, format)
 			if err != nil {
+				return err
+			}
+			if err := checkOutput(in, out, force); err != nil {
 				return err
 			}
 			t := time.Now()
@@ -103,7 +110,31 @@ and renamed at the end: a failed or interrupted conversion leaves nothing.`,
 	f.StringVar(&split, "split", "", "OGB split folder to read when there are several")
 	f.BoolVar(&allowNoLbl, "allow-missing-labels", false, "read missing labels as -1")
 	f.IntVar(&level, "level", 0, "deflate level: 0 default (1), -1 off, 1-9")
+	f.BoolVar(&force, "force", false, "replace an existing output file")
 	return cmd
+}
+
+// checkOutput refuses an output that is the input (the same file under any
+// name: a symlink, a hard link, another spelling of the path) or, without
+// force, any existing file, before anything is read.
+func checkOutput(in, out string, force bool) error {
+	if out == "" {
+		return fmt.Errorf("convert %s: no output file: give -o FILE.h5", in)
+	}
+	st, err := os.Stat(out)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("convert %s: output %s: %w", in, out, err)
+	case tmpfile.SameFile(in, out):
+		return fmt.Errorf("convert %s: output %s is the input file itself; give -o another file", in, out)
+	case st.IsDir():
+		return fmt.Errorf("convert %s: output %s is a directory; give -o a file name", in, out)
+	case !force:
+		return fmt.Errorf("convert %s: output %s exists (use --force to replace it)", in, out)
+	}
+	return nil
 }
 
 // inputKind decides how to read in: the --format flag, else a directory
