@@ -443,32 +443,43 @@ func writePartition(w *writer, name string, p Partition) error {
 }
 
 // WritePartition adds the partition name to the graph file at path, or
-// replaces the one of that name. It checks p against the file's num_nodes
-// first. A replaced partition's space is not reclaimed (h5repack does).
-func WritePartition(path, name string, p Partition) (err error) {
-	r, err := openReader(path, true)
+// replaces the one of that name, through Update: the file is never left
+// half-written. It checks p against the file's num_nodes first.
+func WritePartition(path, name string, p Partition) error {
+	return WritePartitions(path, map[string]Partition{name: p})
+}
+
+// WritePartitions adds or replaces several partitions in one Update: all
+// of them are in the file afterwards, or none.
+func WritePartitions(path string, parts map[string]Partition) error {
+	sum, err := Stat(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := r.f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if err := p.check(ErrInvalid, name, r.sum.NumNodes); err != nil {
-		return &Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
-	}
-	grp := GroupPartition + "/" + name
-	ok, err := r.f.Exists(grp)
-	if err != nil {
-		return err
-	}
-	if ok {
-		if err := r.f.Delete(grp); err != nil {
-			return err
+	for _, name := range sortedKeys(parts) {
+		if err := parts[name].check(ErrInvalid, name, sum.NumNodes); err != nil {
+			return &Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
 		}
 	}
-	return writePartition(&writer{f: r.f}, name, p)
+	return Update(path, func(f *File) error {
+		w := &writer{f: f}
+		for _, name := range sortedKeys(parts) {
+			grp := GroupPartition + "/" + name
+			ok, err := f.Exists(grp)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := f.Delete(grp); err != nil {
+					return err
+				}
+			}
+			if err := writePartition(w, name, parts[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Summary describes a graph file without reading its arrays: what `weft
