@@ -35,7 +35,9 @@
 // for parts of one (FeatRows and NodeRows of a node range, CSR of a node
 // range as a CSRBlock, WholeCSR as a graph.CSR, Labels, Split, Partition)
 // and Stat a Summary (what `weft info` prints). WritePartition adds or
-// replaces a partition in an existing file. Writers validate before
+// replaces a partition in an existing file through Update, which writes
+// into a copy of the file and renames it over the original, so the file
+// is never left half-written (a full disk, a kill, a power loss). Writers validate before
 // writing; readers check shapes against num_nodes and the file's size
 // before they allocate, and values as they read them, so a damaged file
 // gives an error wrapping ErrFormat, never a panic.
@@ -71,8 +73,8 @@
 // (validation, chunk compression) runs in parallel.
 //
 // libhdf5 opens a file read-write only when nothing in the process has it
-// open: close Readers and Files on a path before WritePartition or OpenRW
-// on it.
+// open: close Readers and Files on a path before OpenRW on it (Update
+// opens its copy, not the path).
 //
 // # Build
 //

@@ -3,7 +3,10 @@ package hdf5io
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"unsafe"
 )
 
@@ -85,10 +88,60 @@ func (e *StackError) Error() string {
 		return "hdf5 call failed (empty error stack)"
 	}
 	first, last := e.Entries[0], e.Entries[len(e.Entries)-1]
+	var s string
 	if len(e.Entries) == 1 {
-		return fmt.Sprintf("%s (%s: %s)", first.Desc, last.Major, last.Minor)
+		s = fmt.Sprintf("%s (%s: %s)", cleanDesc(first.Desc), last.Major, last.Minor)
+	} else {
+		s = fmt.Sprintf("%s: %s (%s: %s)", cleanDesc(first.Desc), cleanDesc(last.Desc), last.Major, last.Minor)
 	}
-	return fmt.Sprintf("%s: %s (%s: %s)", first.Desc, last.Desc, last.Major, last.Minor)
+	// The system's reason, when a deeper entry than the two shown has it.
+	if errno := e.Errno(); errno != 0 && !strings.Contains(s, errno.Error()) {
+		s += ": " + errno.Error()
+	}
+	return s
+}
+
+// errnoRE finds the system error in the description libhdf5's POSIX
+// driver gives a failed read or write ("file write failed: time = ...,
+// filename = ..., file descriptor = 5, errno = 28, error message = 'No
+// space left on device', buf = 0x7f..., ...").
+var errnoRE = regexp.MustCompile(`errno = ([0-9]+)`)
+
+// cleanDesc keeps such a description's first words and the system's
+// message, and drops the time, descriptor and buffer addresses.
+func cleanDesc(d string) string {
+	i := strings.Index(d, ": time = ")
+	if i < 0 {
+		return d
+	}
+	if m := errnoRE.FindStringSubmatch(d); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+			return d[:i] + ": " + syscall.Errno(n).Error()
+		}
+	}
+	return d[:i]
+}
+
+// Errno is the system error (ENOSPC, EISDIR, ...) that made the call fail
+// when libhdf5 reported one, else 0.
+func (e *StackError) Errno() syscall.Errno {
+	for _, x := range e.Entries {
+		if m := errnoRE.FindStringSubmatch(x.Desc); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				return syscall.Errno(n)
+			}
+		}
+	}
+	return 0
+}
+
+// Unwrap returns the system error, so that errors.Is(err, syscall.ENOSPC)
+// holds for a write that failed on a full disk.
+func (e *StackError) Unwrap() error {
+	if n := e.Errno(); n != 0 {
+		return n
+	}
+	return nil
 }
 
 func (e *StackError) notFound() bool {

@@ -25,7 +25,7 @@ static void weft_quiet(void) {
 
 // The error stack, copied out entry by entry. Filled on the thread whose
 // call failed, before any other HDF5 call clears it.
-#define WEFT_MAXERR 16
+#define WEFT_MAXERR 64
 typedef struct {
 	char maj[96], min[96], fn[64], desc[192];
 } weft_errent;
@@ -533,6 +533,7 @@ done:;
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -634,8 +635,10 @@ func Open(path string) (*File, error) { return open(path, false) }
 func OpenRW(path string) (*File, error) { return open(path, true) }
 
 func open(path string, rw bool) (*File, error) {
-	if _, err := os.Stat(path); err != nil {
+	if st, err := os.Stat(path); err != nil {
 		return nil, fail("open", path, "", "", err)
+	} else if st.IsDir() {
+		return nil, fail("open", path, "", "", errors.New("a directory, not an HDF5 file"))
 	}
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
