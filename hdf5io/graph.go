@@ -36,7 +36,7 @@ const (
 // Limits the readers enforce before they allocate, so a damaged or hostile
 // file gives an error instead of an enormous allocation.
 const (
-	MaxNodes   = int64(1) << 40 // num_nodes
+	MaxNodes   = graph.MaxNodes // num_nodes
 	MaxEdges   = int64(1) << 44 // num_edges
 	MaxFeatDim = 1 << 24        // columns of /node/feat
 	// A dataset may not claim more than maxInflate times the file's size

@@ -10,6 +10,11 @@ import (
 // structured NumPy dtypes, dense Matrix Market arrays).
 var ErrUnsupported = errors.New("unsupported")
 
+// ErrSeveralSplits is wrapped by the error of ReadOGB for a dataset with
+// several split folders and no DatasetOptions.Split choosing one; the
+// error lists them.
+var ErrSeveralSplits = errors.New("several splits, choose one")
+
 // Error reports a problem with one input file: which file, the line for
 // text formats and the array for NumPy archives. It reads like
 //

@@ -209,6 +209,9 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		if len(v) != 1 || v[0] < 0 {
 			return nil, fail(name, fmt.Errorf("want one non-negative count, got shape %s", shapeString(a.Shape)))
 		}
+		if err := graph.CheckNodes(v[0]); err != nil {
+			return nil, fail(name, err)
+		}
 		n = v[0]
 	}
 
@@ -252,15 +255,20 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		d.Label = l
 	}
 
+	maxName := srcName
+	if slices.Contains(d.Edges.Dst, maxID) {
+		maxName = dstName
+	}
 	if n < 0 {
+		// The ids alone give the node count: check it before the CSR
+		// of that many nodes is allocated.
+		if err := checkImplied(maxID, int64(len(d.Edges.Src))); err != nil {
+			return nil, fail(maxName, err)
+		}
 		n = maxID + 1
 	}
 	if maxID >= n {
-		nm := srcName
-		if slices.Contains(d.Edges.Dst, maxID) {
-			nm = dstName
-		}
-		return nil, fail(nm, fmt.Errorf("node id %d is out of range for %d nodes", maxID, n))
+		return nil, fail(maxName, fmt.Errorf("node id %d is out of range for %d nodes", maxID, n))
 	}
 	d.Edges.NumNodes = n
 

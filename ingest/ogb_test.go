@@ -130,7 +130,7 @@ func TestReadOGBErrors(t *testing.T) {
 		{"edge header", map[string]string{"raw/edge.csv.gz": "src,dst\n0,1\n"}, DatasetOptions{}, `raw/edge.csv.gz:1: node id "src" is not an integer`},
 		{"split beyond nodes", map[string]string{"split/time/valid.csv.gz": "2\n9\n"}, DatasetOptions{}, `split/time/valid.csv.gz:2: node id 9 is out of range for 4 nodes`},
 		{"negative split id", map[string]string{"split/time/test.csv.gz": "-3\n"}, DatasetOptions{}, `split/time/test.csv.gz:1: node id "-3" is negative`},
-		{"two splits", map[string]string{"split/random/train.csv.gz": "0\n"}, DatasetOptions{}, `split: several splits (random, time): choose one with DatasetOptions.Split`},
+		{"two splits", map[string]string{"split/random/train.csv.gz": "0\n"}, DatasetOptions{}, `split: several splits, choose one: random, time`},
 		{"no such split", nil, DatasetOptions{Split: "species"}, `split: no split "species"`},
 		{"node count lines", map[string]string{"raw/num-node-list.csv.gz": "4\n5\n"}, DatasetOptions{}, `raw/num-node-list.csv.gz: want one node count, got 2 lines (heterogeneous or multi-graph datasets are not supported)`},
 	}
