@@ -85,6 +85,9 @@ needs free space for the copy).`,
 				if _, ok := sum.Partitions[names[i]]; ok && !force {
 					return fmt.Errorf("partition %s: /partition/%s already exists (use --force to replace it or --name for another)", path, names[i])
 				}
+				if err, ok := sum.Broken[hdf5io.GroupPartition+"/"+names[i]]; ok && !force {
+					return fmt.Errorf("partition %s: /partition/%s exists but cannot be read (%v); use --force to replace it or --name for another", path, names[i], err)
+				}
 			}
 			g, train, trainFrom, err := readForPartition(path, sum, cmd.Flags().Changed("train-fraction"), trainFrac, seed)
 			if err != nil {
