@@ -104,7 +104,7 @@ func parseEdges(r io.Reader, name string, opt EdgeListOptions) (graph.EdgeList, 
 		return el, nil, &Error{File: name, Err: errors.New("relabelling and a given node count exclude each other")}
 	}
 	if opt.NumNodes < 0 {
-		return el, nil, &Error{File: name, Err: fmt.Errorf("negative NumNodes %d", opt.NumNodes)}
+		return el, nil, &Error{File: name, Err: fmt.Errorf("negative node count %d", opt.NumNodes)}
 	}
 	switch opt.Format {
 	case FormatAuto, FormatWhitespace, FormatCSV, FormatTSV:

@@ -387,7 +387,7 @@ func toFloat32(a *Array, allowNaN bool) ([]float32, error) {
 	if !allowNaN {
 		for i, x := range f {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("element %d is %g (set AllowNaN to accept it)", i, x)
+				return nil, fmt.Errorf("element %d is %g: %w", i, x, ErrNotFinite)
 			}
 		}
 	}
@@ -408,7 +408,7 @@ func toLabels(a *Array, missing bool) ([]int64, error) {
 		}
 		for i, x := range l {
 			if x < 0 && !(missing && x == -1) {
-				return nil, fmt.Errorf("label %d at node %d is negative (set AllowMissingLabels to read -1 as missing)", x, i)
+				return nil, fmt.Errorf("label %d at node %d is negative (-1 is %w)", x, i, ErrMissingLabel)
 			}
 		}
 		return l, nil
@@ -418,7 +418,7 @@ func toLabels(a *Array, missing bool) ([]int64, error) {
 		switch {
 		case math.IsNaN(x) || x == -1:
 			if !missing {
-				return nil, fmt.Errorf("label of node %d is missing (%g; set AllowMissingLabels to read it as -1)", i, x)
+				return nil, fmt.Errorf("label of node %d is %g: %w", i, x, ErrMissingLabel)
 			}
 			l[i] = -1
 		case x != math.Trunc(x) || x < 0 || x >= math.MaxInt64:

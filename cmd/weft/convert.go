@@ -109,6 +109,12 @@ never when it is INPUT itself.`,
 				ds, err = readNpyEdges(in, numNodes, relabel)
 			}
 			if err != nil {
+				if errors.Is(err, ingest.ErrMissingLabel) {
+					return fmt.Errorf("%w\n  --allow-missing-labels reads missing labels as -1", err)
+				}
+				if errors.Is(err, ingest.ErrNotFinite) {
+					return fmt.Errorf("%w\n  the layout's features are finite: replace NaN and infinite values in the input", err)
+				}
 				return idAdvice(err, kind, numNodes != 0)
 			}
 			logStep("read %s (%s): %d nodes, %d edges in %v", in, kind, ds.Edges.NumNodes, len(ds.Edges.Src),
