@@ -1089,8 +1089,9 @@ func (f *File) DeleteAttr(obj, name string) error {
 }
 
 // Attr reads the attribute name of obj. Scalar integer attributes come back
-// as int64, floating-point ones as float64, strings as string; other
-// attributes give an error wrapping ErrType. A missing attribute gives an
+// as int64, floating-point ones as float64, strings as string, h5py's
+// booleans (an 8-bit enum of FALSE and TRUE) as bool; other attributes
+// give an error wrapping ErrType. A missing attribute gives an
 // error wrapping ErrNotFound.
 func (f *File) Attr(obj, name string) (any, error) {
 	if err := checkName(obj); err != nil {
