@@ -586,6 +586,16 @@ import (
 // mu serialises every call into libhdf5 (see the package doc).
 var mu sync.Mutex
 
+// No clean-up of libhdf5 at exit: a Go program leaves without running C's
+// atexit handlers, except under the race detector, whose exit runs them;
+// there libhdf5's clean-up crashed on a file whose close had failed (a
+// full disk). Files are closed explicitly; nothing is left to flush.
+func init() {
+	mu.Lock()
+	C.H5dont_atexit()
+	mu.Unlock()
+}
+
 // enter takes the library lock and pins the goroutine to its OS thread, so
 // the error stack a failing call leaves behind is still there, on the same
 // thread, when errstack reads it.
