@@ -96,7 +96,7 @@ func TestEdgeListErrors(t *testing.T) {
 		{"id 2^40", "1099511627776 0\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "1099511627776" is at or above 2^40 = 1099511627776, the node limit: too many nodes`},
 		{"one-based id 2^40+1", "1099511627777 1\n", EdgeListOptions{OneBased: true}, `ingest: edges.txt:1: node id "1099511627777" is at or above 2^40 = 1099511627776, the node limit: too many nodes`},
 		{"sparse ids", "# ids\n0 1\n1 2000000001\n2000000000 1\n", EdgeListOptions{}, `ingest: edges.txt:3: node id 2000000001 implies 2000000002 nodes, but 3 edges name at most 6 distinct ids: ` + ErrSparseIDs.Error()},
-		{"id 1e11", "0 100000000000\n", EdgeListOptions{}, `ingest: edges.txt:1: node id 100000000000 implies 100000000001 nodes, but 1 edges name at most 2 distinct ids: ` + ErrSparseIDs.Error()},
+		{"id 1e11", "0 100000000000\n", EdgeListOptions{}, `ingest: edges.txt:1: node id 100000000000 implies 100000000001 nodes, but 1 edge names at most 2 distinct ids: ` + ErrSparseIDs.Error()},
 		{"num nodes above 2^40", "0 1\n", EdgeListOptions{NumNodes: 1<<40 + 1}, `ingest: edges.txt: node count 1099511627777: 1099511627777 nodes, more than the limit of 2^40 = 1099511627776: too many nodes`},
 		{"zero one-based", "1 2\n0 1\n", EdgeListOptions{OneBased: true}, `ingest: edges.txt:2: node id 0 in one-based input`},
 		{"beyond num nodes", "1 2\n1 10\n", EdgeListOptions{NumNodes: 10}, `ingest: edges.txt:2: node id "10" is out of range for 10 nodes`},

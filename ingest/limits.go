@@ -32,7 +32,11 @@ func checkImplied(maxID, edges int64) error {
 		return fmt.Errorf("node id %d is at or above 2^40 = %d, the node limit: %w", maxID, graph.MaxNodes, ErrTooManyNodes)
 	}
 	if distinct := 2 * edges; n > sparseFactor*distinct+sparseSlack {
-		return fmt.Errorf("node id %d implies %d nodes, but %d edges name at most %d distinct ids: %w", maxID, n, edges, distinct, ErrSparseIDs)
+		name := "edges name"
+		if edges == 1 {
+			name = "edge names"
+		}
+		return fmt.Errorf("node id %d implies %d nodes, but %d %s at most %d distinct ids: %w", maxID, n, edges, name, distinct, ErrSparseIDs)
 	}
 	if err := graph.CheckNodes(n); err != nil {
 		return fmt.Errorf("node id %d: %w", maxID, err)
