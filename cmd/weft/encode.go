@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -164,23 +164,14 @@ func checkEncodeTargets(path string, force bool) error {
 	return nil
 }
 
-// writeEncodings copies path to a temporary file beside it, writes the
-// two datasets there and renames it over path; on any failure the
-// temporary file is removed and path is untouched.
+// writeEncodings writes the two datasets through hdf5io.Update: into a
+// copy of path renamed over it when complete, so any failure (or a kill)
+// leaves path as it was.
 func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position, str *encode.Structure, attrsPos, attrsStr map[string]any) error {
-	out, err := newOutFile(cmd.Context(), path)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
+	if err := cmd.Context().Err(); err != nil {
+		return fmt.Errorf("encode %s: interrupted, nothing written: %w", path, err)
 	}
-	err = func() error {
-		if err := copyFileTo(path, out.tmp); err != nil {
-			return err
-		}
-		f, err := hdf5io.OpenRW(out.tmp)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
+	err := hdf5io.Update(path, func(f *hdf5io.File) error {
 		for _, d := range []struct {
 			name  string
 			cols  int
@@ -203,44 +194,18 @@ func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position
 					return err
 				}
 			}
-			for k, v := range d.attrs {
-				if err := f.SetAttr(d.name, k, v); err != nil {
+			for _, k := range slices.Sorted(maps.Keys(d.attrs)) {
+				if err := f.SetAttr(d.name, k, d.attrs[k]); err != nil {
 					return err
 				}
 			}
 		}
-		return f.Close()
-	}()
+		return nil
+	})
 	if err != nil {
-		out.abort()
 		return fmt.Errorf("encode %s: writing the encodings (file left unchanged): %w", path, err)
 	}
-	if err := out.commit(); err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
 	return nil
-}
-
-// copyFileTo copies src over dst and syncs it.
-func copyFileTo(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	o, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(o, in); err != nil {
-		o.Close()
-		return err
-	}
-	if err := o.Sync(); err != nil {
-		o.Close()
-		return err
-	}
-	return o.Close()
 }
 
 // matrixRows returns the rows idx of m (nil stays nil).

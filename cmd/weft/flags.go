@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -78,9 +79,18 @@ func (v *int64Value) Type() string   { return "int" }
 func parseInt(s string, lo, hi int64) (int64, error) {
 	n, err := strconv.ParseInt(s, 0, 64)
 	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("want an integer from %d to %d", lo, hi)
+		return 0, fmt.Errorf("want an integer from %d to %s", lo, bound(hi))
 	}
 	return n, nil
+}
+
+// bound writes a large power of two as 2^k (the node limit reads 2^40,
+// not 1099511627776).
+func bound(n int64) string {
+	if n >= 1<<30 && n&(n-1) == 0 {
+		return fmt.Sprintf("2^%d", bits.TrailingZeros64(uint64(n)))
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // span is a float flag's range: lo to hi, each end included unless open.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,10 @@ bytes that cross the network per epoch. Peak memory is the growth of the
 resident set during the partitioner (sampled every 2 ms), not the process peak.
 
 Nothing is written until every partition and metric is computed; an existing
-partition name is refused unless --force.`,
+partition name is refused unless --force. The partitions are written into a
+copy of FILE.h5 beside it, which is renamed over the original when complete:
+a failure, a full disk or a killed process leaves the file as it was (this
+needs free space for the copy).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -81,6 +85,9 @@ partition name is refused unless --force.`,
 				if _, ok := sum.Partitions[names[i]]; ok && !force {
 					return fmt.Errorf("partition %s: /partition/%s already exists (use --force to replace it or --name for another)", path, names[i])
 				}
+				if err, ok := sum.Broken[hdf5io.GroupPartition+"/"+names[i]]; ok && !force {
+					return fmt.Errorf("partition %s: /partition/%s exists but cannot be read (%v); use --force to replace it or --name for another", path, names[i], err)
+				}
 			}
 			g, train, trainFrom, err := readForPartition(path, sum, cmd.Flags().Changed("train-fraction"), trainFrac, seed)
 			if err != nil {
@@ -119,6 +126,7 @@ partition name is refused unless --force.`,
 			if err := cmd.Context().Err(); err != nil {
 				return fmt.Errorf("partition %s: interrupted, nothing written: %w", path, err)
 			}
+			parts := map[string]hdf5io.Partition{}
 			for _, r := range rows {
 				attrs := r.m.Map()
 				attrs["seconds"] = r.res.Seconds
@@ -129,10 +137,13 @@ partition name is refused unless --force.`,
 				for h, f := range fan {
 					attrs["fanout_"+strconv.Itoa(h)] = float64(f)
 				}
-				err := hdf5io.WritePartition(path, r.name, hdf5io.Partition{Assign: r.res.Assign, NumParts: k, Metrics: attrs})
-				if err != nil {
-					return fmt.Errorf("partition %s: writing /partition/%s: %w", path, r.name, err)
-				}
+				parts[r.name] = hdf5io.Partition{Assign: r.res.Assign, NumParts: k, Metrics: attrs}
+			}
+			// All partitions in one update of a copy of the file, renamed
+			// over it: a failure, a full disk or a kill leaves the file as
+			// it was.
+			if err := hdf5io.WritePartitions(path, parts); err != nil {
+				return fmt.Errorf("partition %s: writing %s (file left unchanged): %w", path, strings.Join(slices.Sorted(maps.Keys(parts)), ", "), err)
 			}
 			printPartTable(cmd.OutOrStdout(), rows, k)
 			return nil

@@ -142,7 +142,7 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 			}()
 		}
 		wg.Wait()
-		return errors.Join(errs...)
+		return joinUnique(errs)
 	}
 	c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))
 	if err != nil {
@@ -155,6 +155,20 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	}
 	defer stop()
 	return o.run(ctx, job, c)
+}
+
+// joinUnique joins the ranks' errors, each message once: goroutine ranks
+// that refuse the same option all say the same.
+func joinUnique(errs []error) error {
+	var out []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
 }
 
 // job turns the flags into the package's options.
