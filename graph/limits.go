@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 )
@@ -29,6 +30,32 @@ func CheckNodes(n int64) error {
 	if mem := memTotal(); mem > 0 && n > (mem/2)/8 {
 		return fmt.Errorf("%d nodes need %s for the row pointers alone, more than half of this machine's %s of memory: %w",
 			n, gib(8*(n+1)), gib(mem), ErrTooManyNodes)
+	}
+	return nil
+}
+
+// CheckBuild is CheckNodes for a graph about to be generated or built
+// with edges edges and extra bytes of node data (features, labels): the
+// row pointers, 24 bytes an edge (an edge list's two ids and the CSR's
+// column index alive together while it is built) and extra together take
+// at most half of the machine's memory. Counts so large that the sum
+// overflows are refused too.
+func CheckBuild(nodes, edges, extra int64) error {
+	if err := CheckNodes(nodes); err != nil {
+		return err
+	}
+	const perEdge = 24
+	mem := memTotal()
+	if mem <= 0 {
+		return nil
+	}
+	if edges > math.MaxInt64/(4*perEdge) || extra > math.MaxInt64/4 {
+		return fmt.Errorf("%d nodes, %d edges and %d bytes of node data: far more than this machine's %s of memory: %w",
+			nodes, edges, extra, gib(mem), ErrTooManyNodes)
+	}
+	if need := 8*(nodes+1) + perEdge*edges + extra; need > mem/2 {
+		return fmt.Errorf("%d nodes and %d edges need about %s, more than half of this machine's %s of memory: %w",
+			nodes, edges, gib(need), gib(mem), ErrTooManyNodes)
 	}
 	return nil
 }

@@ -408,6 +408,27 @@ np.savez_compressed(sys.argv[1], edge_index=np.array([[0, 1, 2, 3], [1, 2, 3, 0]
 	}
 }
 
+// TestGenTooLarge: generators whose graph cannot fit this machine's
+// memory say so before allocating anything, naming the flags, and write
+// nothing.
+func TestGenTooLarge(t *testing.T) {
+	needHDF5(t)
+	for _, c := range []struct{ args, want string }{
+		{"rmat --scale 34", "gen rmat --scale 34 --edge-factor 16: 17179869184 nodes"},
+		{"rmat --scale 28 --edge-factor 1024", "need about"},
+		{"sbm --nodes 1000000000", "gen sbm: 1000000000 nodes"},
+		{"geo --nodes 100000000 --k 1000", "gen geo: 100000000 nodes"},
+		{"grid --rows 1000000 --cols 1000000", "gen grid --rows 1000000 --cols 1000000"},
+	} {
+		dir := t.TempDir()
+		_, err := weft(t, append(strings.Fields("gen "+c.args), "-o", filepath.Join(dir, "g.h5"))...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "memory") {
+			t.Errorf("gen %s: %v, want %q and the memory named", c.args, err, c.want)
+		}
+		onlyFiles(t, dir)
+	}
+}
+
 // TestGenInterrupted interrupts generators part-way (Ctrl-C): the process
 // ends at once with status 130 and leaves no file.
 func TestGenInterrupted(t *testing.T) {

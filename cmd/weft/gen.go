@@ -51,9 +51,17 @@ of docs/FORMAT.md (temporary file renamed at the end):
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := time.Now()
-			el, _ := generate(cmd.Context(), out, func() (*graph.EdgeList, error) {
+			n := int64(1) << scale
+			m := n * int64(ef)
+			if undirected {
+				m *= 2
+			}
+			el, err := generate(cmd.Context(), out, size{n, m, 0}, func() (*graph.EdgeList, error) {
 				return graph.RMAT(scale, ef, graph.Graph500, seed), nil
 			})
+			if err != nil {
+				return fmt.Errorf("gen rmat --scale %d --edge-factor %d: %w", scale, ef, err)
+			}
 			logStep("generated %d edges in %v", len(el.Src), time.Since(t))
 			if text {
 				return writeEdgeText(cmd.Context(), out, el)
@@ -83,7 +91,9 @@ of docs/FORMAT.md (temporary file renamed at the end):
 			if so.Blocks > so.Nodes {
 				return fmt.Errorf("gen sbm: --nodes %d --blocks %d: want no more blocks than nodes", so.Nodes, so.Blocks)
 			}
-			d, err := generate(cmd.Context(), out, func() (*dataset, error) {
+			n := int64(so.Nodes)
+			m := int64(min((so.DegIn+so.DegOut)*float64(n), 1<<62))
+			d, err := generate(cmd.Context(), out, size{n, m, 16*n + 4*n*int64(so.FeatDim)}, func() (*dataset, error) {
 				el, labels, feat := graph.SBM(so, seed)
 				return classified(el, labels, feat, so.FeatDim, perClass, seed)
 			})
@@ -113,7 +123,8 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			if gop.Classes > gop.Nodes || gop.K >= gop.Nodes {
 				return fmt.Errorf("gen geo: --nodes %d --classes %d --k %d: want classes <= nodes and k < nodes", gop.Nodes, gop.Classes, gop.K)
 			}
-			d, err := generate(cmd.Context(), out, func() (*dataset, error) {
+			n := int64(gop.Nodes)
+			d, err := generate(cmd.Context(), out, size{n, 2 * n * int64(gop.K), 32*n + 4*n*int64(gop.FeatDim)}, func() (*dataset, error) {
 				el, labels, feat := graph.Geo(gop, seed)
 				return classified(el, labels, feat, gop.FeatDim, perClass, seed)
 			})
@@ -135,7 +146,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Short: "Circular skip link graph classification set",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := generate(cmd.Context(), out, func() (*graph.CSLSet, error) { return graph.CSL(co, seed) })
+			set, err := generate(cmd.Context(), out, size{}, func() (*graph.CSLSet, error) { return graph.CSL(co, seed) })
 			if err != nil {
 				return fmt.Errorf("gen csl: %w", err)
 			}
@@ -158,7 +169,11 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Short: "2-D grid graph",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			el, _ := generate(cmd.Context(), out, func() (*graph.EdgeList, error) { return graph.Grid2D(rows, cols), nil })
+			n := int64(rows) * int64(cols)
+			el, err := generate(cmd.Context(), out, size{n, 4 * n, 0}, func() (*graph.EdgeList, error) { return graph.Grid2D(rows, cols), nil })
+			if err != nil {
+				return fmt.Errorf("gen grid --rows %d --cols %d: %w", rows, cols, err)
+			}
 			return writeDataset(cmd.Context(), out, &dataset{edges: el, undirected: true}, level)
 		},
 	}
@@ -179,7 +194,8 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			}
 			logStep("read %d images from %s in %v", ds.NumNodes(), dir, time.Since(t))
 			bar := progress.Count("k-NN", int64(ds.NumNodes()))
-			el, err := generate(cmd.Context(), out, func() (*graph.EdgeList, error) {
+			n := int64(ds.NumNodes())
+			el, err := generate(cmd.Context(), out, size{n, 2 * n * int64(k), 0}, func() (*graph.EdgeList, error) {
 				return graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, k,
 					graph.KNNOptions{ProjectDim: project, Seed: seed, Progress: bar.Report})
 			})
@@ -212,10 +228,13 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 // an interrupt may end the process at once: the generators do not watch
 // for one, and there is nothing to clean up. Writing the result arms its
 // own handler (newOutFile), which removes the temporary file.
-func generate[T any](ctx context.Context, out string, gen func() (T, error)) (T, error) {
+func generate[T any](ctx context.Context, out string, sz size, gen func() (T, error)) (T, error) {
+	var zero T
 	if out == "" {
-		var zero T
 		return zero, errors.New("no output file: give -o FILE.h5")
+	}
+	if err := graph.CheckBuild(sz.nodes, sz.edges, sz.extra); err != nil {
+		return zero, err
 	}
 	stop := context.AfterFunc(ctx, func() {
 		fmt.Fprintf(os.Stderr, "\nweft: interrupted; %s not written\n", out)
@@ -227,6 +246,11 @@ func generate[T any](ctx context.Context, out string, gen func() (T, error)) (T,
 	}
 	return v, err
 }
+
+// size is what a generator will allocate, checked against the memory
+// before it starts: nodes, edges (each direction counted), and extra
+// bytes of node data.
+type size struct{ nodes, edges, extra int64 }
 
 // classified is an undirected generated graph with its labels, features
 // and a 60/20/20 random split (gen sbm, gen geo), its training split cut
