@@ -28,53 +28,36 @@ const (
 	maxLocal = 1024
 )
 
-// intValue is an int flag with a closed range.
-type intValue struct {
-	p      *int
-	lo, hi int
+// rangeValue is an integer flag with a closed range.
+type rangeValue[T int | int64] struct {
+	p      *T
+	lo, hi T
 }
 
 // intFlag registers an int flag --name (and -short, unless empty) that
 // accepts lo..hi.
 func intFlag(fs *pflag.FlagSet, p *int, name, short string, def, lo, hi int, usage string) {
 	*p = def
-	fs.VarP(&intValue{p, lo, hi}, name, short, usage)
+	fs.VarP(&rangeValue[int]{p, lo, hi}, name, short, usage)
 }
 
-func (v *intValue) Set(s string) error {
+// int64Flag is intFlag for an int64.
+func int64Flag(fs *pflag.FlagSet, p *int64, name, short string, def, lo, hi int64, usage string) {
+	*p = def
+	fs.VarP(&rangeValue[int64]{p, lo, hi}, name, short, usage)
+}
+
+func (v *rangeValue[T]) Set(s string) error {
 	n, err := parseInt(s, int64(v.lo), int64(v.hi))
 	if err != nil {
 		return err
 	}
-	*v.p = int(n)
+	*v.p = T(n)
 	return nil
 }
 
-func (v *intValue) String() string { return strconv.Itoa(*v.p) }
-func (v *intValue) Type() string   { return "int" }
-
-// int64Value is an int64 flag with a closed range.
-type int64Value struct {
-	p      *int64
-	lo, hi int64
-}
-
-func int64Flag(fs *pflag.FlagSet, p *int64, name, short string, def, lo, hi int64, usage string) {
-	*p = def
-	fs.VarP(&int64Value{p, lo, hi}, name, short, usage)
-}
-
-func (v *int64Value) Set(s string) error {
-	n, err := parseInt(s, v.lo, v.hi)
-	if err != nil {
-		return err
-	}
-	*v.p = n
-	return nil
-}
-
-func (v *int64Value) String() string { return strconv.FormatInt(*v.p, 10) }
-func (v *int64Value) Type() string   { return "int" }
+func (v *rangeValue[T]) String() string { return strconv.FormatInt(int64(*v.p), 10) }
+func (v *rangeValue[T]) Type() string   { return "int" }
 
 func parseInt(s string, lo, hi int64) (int64, error) {
 	n, err := strconv.ParseInt(s, 0, 64)

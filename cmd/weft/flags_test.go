@@ -22,7 +22,7 @@ func TestNumericFlags(t *testing.T) {
 	walk = func(c *cobra.Command) {
 		visit := func(fl *pflag.Flag) {
 			switch fl.Value.(type) {
-			case *intValue, *int64Value, *floatValue:
+			case *rangeValue[int], *rangeValue[int64], *floatValue:
 			default:
 				switch fl.Value.Type() {
 				case "int", "int64", "int32", "uint", "uint32", "float64", "float32", "duration":
