@@ -98,6 +98,9 @@ func build(el *EdgeList, opt BuildOptions, wide bool) (*CSR, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("graph: build: NumNodes %d is negative", n)
 	}
+	if err := CheckNodes(n); err != nil {
+		return nil, fmt.Errorf("graph: build: %w", err)
+	}
 	src, dst := el.Src, el.Dst
 	if len(src) != len(dst) {
 		return nil, fmt.Errorf("graph: build: len(Src)=%d != len(Dst)=%d", len(src), len(dst))

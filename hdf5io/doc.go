@@ -10,7 +10,9 @@
 // float64 elements, 1-D or 2-D (rows x cols), contiguous or chunked by rows
 // with shuffle + deflate (DatasetOptions). ReadRows and WriteRows move a
 // row range [start, start+count) between a dataset and a Go slice, so a rank
-// reads only its rows; Read reads a whole dataset. Attributes (int64,
+// reads only its rows; Read reads a whole dataset. Integer datasets of the
+// other widths numpy writes (int8, int16, uint16, uint32, uint64) read into
+// int64 (the narrow ones also into int32), and h5py's booleans into uint8. Attributes (int64,
 // float64, UTF-8 string scalars) sit on the root ("/"), groups and
 // datasets. Members, AttrNames, Stat, Kind and Exists describe a file.
 //
@@ -34,8 +36,14 @@
 // WriteGraph and ReadGraph move a whole Graph; OpenGraph returns a Reader
 // for parts of one (FeatRows and NodeRows of a node range, CSR of a node
 // range as a CSRBlock, WholeCSR as a graph.CSR, Labels, Split, Partition)
-// and Stat a Summary (what `weft info` prints). WritePartition adds or
-// replaces a partition in an existing file. Writers validate before
+// and Stat a Summary (what `weft info` prints; Reader.Check reads every
+// value and lists what breaks the rules). Splits and partitions that break
+// the rules are in Summary.Broken and fail when read; objects under /split
+// and /partition that are not splits or partitions are ignored
+// (Summary.Ignored). WritePartition adds or
+// replaces a partition in an existing file through Update, which writes
+// into a copy of the file and renames it over the original, so the file
+// is never left half-written (a full disk, a kill, a power loss). Writers validate before
 // writing; readers check shapes against num_nodes and the file's size
 // before they allocate, and values as they read them, so a damaged file
 // gives an error wrapping ErrFormat, never a panic.
@@ -71,8 +79,8 @@
 // (validation, chunk compression) runs in parallel.
 //
 // libhdf5 opens a file read-write only when nothing in the process has it
-// open: close Readers and Files on a path before WritePartition or OpenRW
-// on it.
+// open: close Readers and Files on a path before OpenRW on it (Update
+// opens its copy, not the path).
 //
 // # Build
 //

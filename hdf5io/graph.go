@@ -36,7 +36,7 @@ const (
 // Limits the readers enforce before they allocate, so a damaged or hostile
 // file gives an error instead of an enormous allocation.
 const (
-	MaxNodes   = int64(1) << 40 // num_nodes
+	MaxNodes   = graph.MaxNodes // num_nodes
 	MaxEdges   = int64(1) << 44 // num_edges
 	MaxFeatDim = 1 << 24        // columns of /node/feat
 	// A dataset may not claim more than maxInflate times the file's size
@@ -443,32 +443,43 @@ func writePartition(w *writer, name string, p Partition) error {
 }
 
 // WritePartition adds the partition name to the graph file at path, or
-// replaces the one of that name. It checks p against the file's num_nodes
-// first. A replaced partition's space is not reclaimed (h5repack does).
-func WritePartition(path, name string, p Partition) (err error) {
-	r, err := openReader(path, true)
+// replaces the one of that name, through Update: the file is never left
+// half-written. It checks p against the file's num_nodes first.
+func WritePartition(path, name string, p Partition) error {
+	return WritePartitions(path, map[string]Partition{name: p})
+}
+
+// WritePartitions adds or replaces several partitions in one Update: all
+// of them are in the file afterwards, or none.
+func WritePartitions(path string, parts map[string]Partition) error {
+	sum, err := Stat(path)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := r.f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	if err := p.check(ErrInvalid, name, r.sum.NumNodes); err != nil {
-		return &Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
-	}
-	grp := GroupPartition + "/" + name
-	ok, err := r.f.Exists(grp)
-	if err != nil {
-		return err
-	}
-	if ok {
-		if err := r.f.Delete(grp); err != nil {
-			return err
+	for _, name := range sortedKeys(parts) {
+		if err := parts[name].check(ErrInvalid, name, sum.NumNodes); err != nil {
+			return &Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
 		}
 	}
-	return writePartition(&writer{f: r.f}, name, p)
+	return Update(path, func(f *File) error {
+		w := &writer{f: f}
+		for _, name := range sortedKeys(parts) {
+			grp := GroupPartition + "/" + name
+			ok, err := f.Exists(grp)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := f.Delete(grp); err != nil {
+					return err
+				}
+			}
+			if err := writePartition(w, name, parts[name]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Summary describes a graph file without reading its arrays: what `weft
@@ -493,6 +504,15 @@ type Summary struct {
 	Partitions map[string]Partition
 	// Attrs holds every root attribute the binding can read.
 	Attrs map[string]any
+	// Broken maps each split or partition that breaks the layout's rules
+	// (a float split, a partition without num_parts, ...) to the error
+	// reading it gives; it is not in Splits or Partitions. The rest of the
+	// file reads as usual.
+	Broken map[string]error
+	// Ignored maps the objects under /split and /partition that are not
+	// splits or partitions (a group under /split, an empty group under
+	// /partition) to why; readers ignore them (docs/FORMAT.md).
+	Ignored map[string]string
 	// Datasets lists the layout's datasets present in the file, in layout
 	// order, with their types, shapes, chunking and compression.
 	Datasets []DatasetInfo
@@ -502,8 +522,9 @@ type Summary struct {
 // its rows. Its methods may be called from several goroutines; calls into
 // libhdf5 take turns.
 type Reader struct {
-	f   *File
-	sum Summary
+	f     *File
+	sum   Summary
+	masks map[string]bool // splits stored as h5py boolean masks
 }
 
 // OpenGraph opens the graph file at path read-only and checks its
@@ -531,6 +552,8 @@ func (r *Reader) Summary() *Summary {
 	s.Splits = cloneMap(s.Splits)
 	s.Partitions = cloneMap(s.Partitions)
 	s.Attrs = cloneMap(s.Attrs)
+	s.Broken = cloneMap(s.Broken)
+	s.Ignored = cloneMap(s.Ignored)
 	s.Datasets = slices.Clone(s.Datasets)
 	return &s
 }
@@ -573,16 +596,41 @@ func openReader(path string, rw bool) (*Reader, error) {
 }
 
 func (r *Reader) intAttr(obj, name string, lo, hi int64) (int64, error) {
+	// What to write instead, in h5py's words.
+	fix := fmt.Sprintf("want an integer; h5py: f.attrs[%q] = numpy.int64(value)", name)
+	if obj != "/" {
+		fix = fmt.Sprintf("want an integer; h5py: f[%q].attrs[%q] = numpy.int64(value)", obj, name)
+	}
 	v, err := r.f.Attr(obj, name)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		switch {
+		case errors.Is(err, ErrNotFound):
 			return 0, r.formatErr(obj, bad(ErrFormat, "missing attribute %s", name))
+		case errors.Is(err, ErrType):
+			what := strings.TrimSuffix(strings.TrimPrefix(errors.Unwrap(err).Error(), ErrType.Error()+": "), " attribute")
+			return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s is of HDF5 class %s; %s", name, what, fix))
 		}
 		return 0, err
 	}
-	i, ok := v.(int64)
-	if !ok {
-		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s is %T, want an integer", name, v))
+	var i int64
+	switch x := v.(type) {
+	case int64:
+		i = x
+	case bool:
+		// h5py writes Python's and numpy's booleans as an enum: 0/1 for
+		// directed, nowhere else.
+		if name != AttrDirected {
+			return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s is a boolean (%v); %s", name, x, fix))
+		}
+		if x {
+			i = 1
+		}
+	case float64:
+		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s = %v is a floating-point number; %s", name, x, fix))
+	case string:
+		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s = %q is a string; %s", name, x, fix))
+	default:
+		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s is %T; %s", name, v, fix))
 	}
 	if i < lo || i > hi {
 		return 0, r.formatErr(obj, bad(ErrFormat, "attribute %s = %d not in [%d, %d]", name, i, lo, hi))
@@ -621,10 +669,10 @@ func (r *Reader) readMeta() error {
 		}
 	}
 	n, e := s.NumNodes, s.NumEdges
-	if _, err := r.dataset(DatasetIndptr, true, n+1, 0, Int64, Int32); err != nil {
+	if _, err := r.dataset(DatasetIndptr, true, n+1, 0, Int64); err != nil {
 		return err
 	}
-	info, err := r.dataset(DatasetIndices, true, e, 0, Int32, Int64)
+	info, err := r.dataset(DatasetIndices, true, e, 0, Int64)
 	if err != nil {
 		return err
 	}
@@ -638,15 +686,15 @@ func (r *Reader) readMeta() error {
 		}
 		s.HasFeat, s.FeatDim = true, int(info.Cols)
 	}
-	if info, err = r.dataset(DatasetLabel, false, n, 0, Int64, Int32); err != nil {
+	if info, err = r.dataset(DatasetLabel, false, n, 0, Int64); err != nil {
 		return err
 	}
 	s.HasLabel = info.Rank != 0
-	if info, err = r.dataset(DatasetOrigID, false, n, 0, Int64, Int32); err != nil {
+	if info, err = r.dataset(DatasetOrigID, false, n, 0, Int64); err != nil {
 		return err
 	}
 	s.HasOrigID = info.Rank != 0
-	if info, err = r.dataset(DatasetGraphID, false, n, 0, Int64, Int32); err != nil {
+	if info, err = r.dataset(DatasetGraphID, false, n, 0, Int64); err != nil {
 		return err
 	}
 	s.HasGraphID = info.Rank != 0
@@ -658,6 +706,16 @@ func (r *Reader) readMeta() error {
 
 func (r *Reader) readGroups() error {
 	s := &r.sum
+	s.Broken, s.Ignored = map[string]error{}, map[string]string{}
+	// A split or partition that breaks the rules is recorded in Broken
+	// and left out; errors other than the layout's (I/O) fail the open.
+	broken := func(obj string, err error) error {
+		if !errors.Is(err, ErrFormat) {
+			return err
+		}
+		s.Broken[obj] = err
+		return nil
+	}
 	splits, err := r.members(GroupSplit)
 	if err != nil {
 		return err
@@ -666,9 +724,37 @@ func (r *Reader) readGroups() error {
 		s.Splits = map[string]int64{}
 	}
 	for _, name := range splits {
-		info, err := r.dataset(GroupSplit+"/"+name, true, -1, 0, Int64, Int32)
+		obj := GroupSplit + "/" + name
+		if k, err := r.f.Kind(obj); err != nil {
+			return err
+		} else if k != KindDataset {
+			s.Ignored[obj] = "a group, not a split dataset"
+			continue
+		}
+		info, err := r.f.Stat(obj)
 		if err != nil {
 			return err
+		}
+		if info.Type == Bool {
+			cnt, err := r.maskCount(obj)
+			if err != nil {
+				if err := broken(obj, err); err != nil {
+					return err
+				}
+				continue
+			}
+			if r.masks == nil {
+				r.masks = map[string]bool{}
+			}
+			r.masks[name] = true
+			s.Splits[name] = cnt
+			continue
+		}
+		if info, err = r.dataset(obj, true, -1, 0, Int64); err != nil {
+			if err := broken(obj, err); err != nil {
+				return err
+			}
+			continue
 		}
 		s.Splits[name] = info.Rows
 	}
@@ -684,20 +770,35 @@ func (r *Reader) readGroups() error {
 		if k, err := r.f.Kind(grp); err != nil {
 			return err
 		} else if k != KindGroup {
-			return r.formatErr(grp, bad(ErrFormat, "is not a group"))
+			s.Ignored[grp] = "a dataset, not a partition group"
+			continue
 		}
-		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, Int32, Int64); err != nil {
-			return err
-		}
-		np, err := r.intAttr(grp, AttrNumParts, 1, math.MaxInt32)
+		hasAssign, err := r.f.Exists(grp + "/assign")
 		if err != nil {
 			return err
 		}
-		p := Partition{NumParts: int(np), Metrics: map[string]float64{}}
 		attrs, err := r.f.AttrNames(grp)
 		if err != nil {
 			return err
 		}
+		if !hasAssign && !slices.Contains(attrs, AttrNumParts) {
+			s.Ignored[grp] = "neither assign nor num_parts: not a partition"
+			continue
+		}
+		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, Int64); err != nil {
+			if err := broken(grp, err); err != nil {
+				return err
+			}
+			continue
+		}
+		np, err := r.intAttr(grp, AttrNumParts, 1, math.MaxInt32)
+		if err != nil {
+			if err := broken(grp, err); err != nil {
+				return err
+			}
+			continue
+		}
+		p := Partition{NumParts: int(np), Metrics: map[string]float64{}}
 		for _, a := range attrs {
 			if a == AttrNumParts {
 				continue
@@ -726,6 +827,36 @@ func (r *Reader) readGroups() error {
 		}
 	}
 	return nil
+}
+
+// maskCount checks the boolean mask split obj (h5py's bool, one per node)
+// and counts its true entries.
+func (r *Reader) maskCount(obj string) (int64, error) {
+	if _, err := r.dataset(obj, true, r.sum.NumNodes, 0, Bool); err != nil {
+		return 0, err
+	}
+	m, err := r.mask(obj)
+	if err != nil {
+		return 0, err
+	}
+	var cnt int64
+	for _, b := range m {
+		cnt += int64(b)
+	}
+	return cnt, nil
+}
+
+func (r *Reader) mask(obj string) ([]uint8, error) {
+	m := make([]uint8, r.sum.NumNodes)
+	if err := ReadRows(r.f, obj, 0, r.sum.NumNodes, m); err != nil {
+		return nil, err
+	}
+	for i, b := range m {
+		if b > 1 {
+			return nil, r.formatErr(obj, bad(ErrFormat, "%s[%d] = %d in a boolean mask", obj, i, b))
+		}
+	}
+	return m, nil
 }
 
 // members lists a group of the layout, nil when it is absent.
@@ -765,12 +896,26 @@ func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...
 	if err != nil {
 		return info, err
 	}
-	if !slices.Contains(types, info.Type) {
-		want := make([]string, len(types))
-		for i, t := range types {
-			want[i] = t.String()
+	if info.MissingFilter != "" {
+		return info, r.formatErr(name, fmt.Errorf("%w: %w", ErrFormat, info.filterError()))
+	}
+	// Int64 stands for integers of any width: they are read as int64.
+	anyInt := slices.Contains(types, Int64)
+	if !slices.Contains(types, info.Type) && !(anyInt && info.Type.Integer()) {
+		var want string
+		switch {
+		case anyInt:
+			want = "integers (numpy: astype(numpy.int64))"
+		case slices.Contains(types, Float32):
+			want = "float32 (numpy: astype(numpy.float32))"
+		default:
+			names := make([]string, len(types))
+			for i, t := range types {
+				names[i] = t.String()
+			}
+			want = strings.Join(names, " or ")
 		}
-		return info, r.formatErr(name, fmt.Errorf("%w: %w: dataset holds %s, want %s", ErrFormat, ErrType, info.describeType(), strings.Join(want, " or ")))
+		return info, r.formatErr(name, fmt.Errorf("%w: %w: dataset holds %s, want %s", ErrFormat, ErrType, info.describeType(), want))
 	}
 	wantRank := 1
 	if cols != 0 {
@@ -917,6 +1062,9 @@ type CSRBlock struct {
 	Indices64 []int64
 }
 
+// narrowIndices reports whether indices of type t are read as int32.
+func narrowIndices(t Type) bool { return t.Size() <= 4 && t != Uint32 }
+
 // CSR reads the CSR of nodes [lo, hi) and checks it.
 func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
 	n, e := r.sum.NumNodes, r.sum.NumEdges
@@ -935,7 +1083,7 @@ func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
 	for i := range ptr {
 		ptr[i] -= p0
 	}
-	if r.sum.IndexType == Int32 {
+	if narrowIndices(r.sum.IndexType) {
 		b.Indices32 = make([]int32, p1-p0)
 		err = ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices32)
 		if err == nil {
@@ -961,9 +1109,25 @@ func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
 // other the file holds) and checks they are in [0, num_nodes).
 func (r *Reader) Split(name string) ([]int64, error) {
 	obj := GroupSplit + "/" + name
+	if err, ok := r.sum.Broken[obj]; ok {
+		return nil, err
+	}
 	cnt, ok := r.sum.Splits[name]
 	if !ok {
 		return nil, r.formatErr(obj, fmt.Errorf("%w: no split %q", ErrNotFound, name))
+	}
+	if r.masks[name] {
+		m, err := r.mask(obj)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, 0, cnt)
+		for i, b := range m {
+			if b != 0 {
+				ids = append(ids, int64(i))
+			}
+		}
+		return ids, nil
 	}
 	ids, err := r.readInts(obj, 0, cnt)
 	if err != nil {
@@ -994,6 +1158,9 @@ func (r *Reader) Splits() (map[string][]int64, error) {
 // Partition reads the partition name and checks its assignment.
 func (r *Reader) Partition(name string) (Partition, error) {
 	obj := GroupPartition + "/" + name
+	if err, ok := r.sum.Broken[obj]; ok {
+		return Partition{}, err
+	}
 	p, ok := r.sum.Partitions[name]
 	if !ok {
 		return Partition{}, r.formatErr(obj, fmt.Errorf("%w: no partition %q", ErrNotFound, name))
@@ -1027,6 +1194,8 @@ func (r *Reader) WholeCSR() (*graph.CSR, error) {
 }
 
 // Graph reads the whole file and checks it as WriteGraph's Validate does.
+// A broken split (Summary.Broken) is an error; a broken partition is left
+// out of Partitions (Partition of its name gives the error).
 func (r *Reader) Graph() (*Graph, error) {
 	s := &r.sum
 	c, err := r.WholeCSR()
@@ -1055,6 +1224,14 @@ func (r *Reader) Graph() (*Graph, error) {
 			return nil, err
 		}
 	}
+	// A broken split fails the read: training would otherwise run without
+	// it unawares. A broken partition is left out: it is read by name, and
+	// reading it by name fails.
+	for _, obj := range sortedKeys(s.Broken) {
+		if strings.HasPrefix(obj, GroupSplit+"/") {
+			return nil, s.Broken[obj]
+		}
+	}
 	if g.Splits, err = r.Splits(); err != nil {
 		return nil, err
 	}
@@ -1069,6 +1246,98 @@ func (r *Reader) Graph() (*Graph, error) {
 	// Each part was checked as it was read (CSR, FeatRows, Splits,
 	// Partition) and its shape when the file was opened.
 	return g, nil
+}
+
+// checkRows is how many bytes Check reads per call.
+const checkBytes = 16 << 20
+
+// Check reads every value of the file, a slab at a time (bounded memory),
+// and returns what breaks the layout's rules, one error per object (the
+// first bad element), in layout order: the broken splits and partitions
+// of Summary.Broken, neighbour ids out of range, non-finite features and
+// encodings, negative graph ids, split ids and assignments out of range.
+// These are what ReadGraph and training refuse. progress, if not nil, is
+// called with the bytes read so far and the total.
+func (r *Reader) Check(progress func(done, total int64)) []error {
+	s := &r.sum
+	var errs []error
+	var done, total int64
+	for _, d := range s.Datasets {
+		total += d.Len() * int64(d.Type.Size())
+	}
+	step := func(b int64) {
+		done += b
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	ptr, err := r.Indptr()
+	if err != nil {
+		return append(errs, err)
+	}
+	step(8 * int64(len(ptr)))
+	// Nodes in slabs of about checkBytes of neighbour ids.
+	for lo := int64(0); lo < s.NumNodes; {
+		hi := lo + 1
+		for hi < s.NumNodes && (ptr[hi+1]-ptr[lo])*8 < checkBytes {
+			hi = min(s.NumNodes, hi+max(1, (hi-lo)))
+		}
+		if _, err := r.CSR(lo, hi); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		step((ptr[hi] - ptr[lo]) * int64(s.IndexType.Size()))
+		lo = hi
+	}
+	floats := []string{}
+	if s.HasFeat {
+		floats = append(floats, DatasetFeat)
+	}
+	for _, name := range []string{"/node/pos_enc", "/node/struct_enc"} {
+		if ok, _ := r.f.Exists(name); ok {
+			floats = append(floats, name)
+		}
+	}
+	for _, name := range floats {
+		cols, err := r.NodeColumns(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rows := max(1, checkBytes/(4*int64(cols)))
+		for lo := int64(0); lo < s.NumNodes; lo += rows {
+			hi := min(s.NumNodes, lo+rows)
+			if _, err := r.NodeRows(name, lo, hi); err != nil {
+				errs = append(errs, err)
+				break
+			}
+			step((hi - lo) * 4 * int64(cols))
+		}
+	}
+	if s.HasGraphID {
+		rows := int64(checkBytes / 8)
+		for lo := int64(0); lo < s.NumNodes; lo += rows {
+			hi := min(s.NumNodes, lo+rows)
+			if _, err := r.GraphIDs(lo, hi); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
+	}
+	for _, obj := range sortedKeys(s.Broken) {
+		errs = append(errs, s.Broken[obj])
+	}
+	for _, name := range sortedKeys(s.Splits) {
+		if _, err := r.Split(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, name := range sortedKeys(s.Partitions) {
+		if _, err := r.Partition(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // ReadGraph reads and checks the whole graph file at path. A file that

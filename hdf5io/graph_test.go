@@ -300,11 +300,11 @@ func TestReadRejects(t *testing.T) {
 		{"missing indices", []string{"/graph/indices", "missing dataset"}, func(f *File) error { return f.Delete(DatasetIndices) }},
 		{"missing num_nodes", []string{"missing attribute num_nodes"}, func(f *File) error { return deleteAttr(f, "/", AttrNumNodes) }},
 		{"newer version", []string{"format_version = 2", "newer weft"}, func(f *File) error { return f.SetAttr("/", AttrFormatVersion, int64(2)) }},
-		{"version as string", []string{"format_version is string"}, func(f *File) error { return f.SetAttr("/", AttrFormatVersion, "1") }},
+		{"version as string", []string{`format_version = "1" is a string`, "numpy.int64"}, func(f *File) error { return f.SetAttr("/", AttrFormatVersion, "1") }},
 		{"directed 2", []string{"directed = 2 not in [0, 1]"}, func(f *File) error { return f.SetAttr("/", AttrDirected, int64(2)) }},
 		{"num_nodes mismatch", []string{"/graph/indptr", "shape [11]", "want [12]"}, func(f *File) error { return f.SetAttr("/", AttrNumNodes, int64(11)) }},
 		{"huge num_nodes", []string{"num_nodes = 1099511627777"}, func(f *File) error { return f.SetAttr("/", AttrNumNodes, MaxNodes+1) }},
-		{"indptr float", []string{"/graph/indptr", "float64", "want int64 or int32"}, func(f *File) error {
+		{"indptr float", []string{"/graph/indptr", "float64", "want integers"}, func(f *File) error {
 			return replace(f, DatasetIndptr, 0, make([]float64, 11))
 		}},
 		{"feat float64", []string{"/node/feat", "holds float64, want float32"}, func(f *File) error { return replace(f, DatasetFeat, 2, make([]float64, 20)) }},
@@ -325,14 +325,8 @@ func TestReadRejects(t *testing.T) {
 		{"split out of range", []string{"/split/train[1] = -3 not in [0, 10)"}, func(f *File) error {
 			return WriteRows(f, "/split/train", 1, []int64{-3})
 		}},
-		{"partition without num_parts", []string{"/partition/bgl", "missing attribute num_parts"}, func(f *File) error {
-			return deleteAttr(f, "/partition/bgl", AttrNumParts)
-		}},
-		{"split is a group", []string{"/split/train", "not a dataset"}, func(f *File) error {
-			if err := f.Delete("/split/train"); err != nil {
-				return err
-			}
-			return f.CreateGroup("/split/train")
+		{"split is a float dataset", []string{"/split/valid", "holds float64, want integers"}, func(f *File) error {
+			return replace(f, "/split/valid", 0, []float64{1, 2})
 		}},
 	} {
 		path := mutated(t, tc.mut)
@@ -353,6 +347,59 @@ func TestReadRejects(t *testing.T) {
 }
 
 func deleteAttr(f *File, obj, name string) error { return f.DeleteAttr(obj, name) }
+
+// TestReadTolerates: objects under /split and /partition that are not
+// splits or partitions are ignored, as the format says, and a broken
+// partition fails only when it is read: the file opens, ReadGraph reads
+// the rest, and Summary says what was ignored or is broken.
+func TestReadTolerates(t *testing.T) {
+	path := mutated(t, func(f *File) error {
+		if err := f.CreateGroup("/partition/empty"); err != nil {
+			return err
+		}
+		if err := f.CreateGroup("/split/sub/deeper"); err != nil {
+			return err
+		}
+		if err := f.CreateDataset("/partition/stray", Int64, 1, 0, DatasetOptions{}); err != nil {
+			return err
+		}
+		if err := WriteRows(f, "/partition/stray", 0, []int64{1}); err != nil {
+			return err
+		}
+		return deleteAttr(f, "/partition/bgl", AttrNumParts)
+	})
+	g, err := ReadGraph(path)
+	if err != nil {
+		t.Fatalf("ReadGraph: %v", err)
+	}
+	if _, ok := g.Partitions["bgl"]; ok {
+		t.Error("the broken partition was read")
+	}
+	s, err := Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"/partition/empty": "not a partition", "/split/sub": "not a split", "/partition/stray": "not a partition group"}
+	for obj, why := range want {
+		if !strings.Contains(s.Ignored[obj], why) {
+			t.Errorf("Ignored[%s] = %q, want %q", obj, s.Ignored[obj], why)
+		}
+	}
+	if err := s.Broken["/partition/bgl"]; err == nil || !strings.Contains(err.Error(), "missing attribute num_parts") {
+		t.Errorf("Broken = %v", s.Broken)
+	}
+	r, err := OpenGraph(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Partition("bgl"); err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "num_parts") {
+		t.Errorf("Partition(bgl): %v", err)
+	}
+	if errs := r.Check(nil); len(errs) != 1 || !strings.Contains(errs[0].Error(), "num_parts") {
+		t.Errorf("Check: %v", errs)
+	}
+}
 
 func TestTruncated(t *testing.T) {
 	path := tmpPath(t, "g.h5")

@@ -3,7 +3,10 @@ package hdf5io
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"unsafe"
 )
 
@@ -85,10 +88,60 @@ func (e *StackError) Error() string {
 		return "hdf5 call failed (empty error stack)"
 	}
 	first, last := e.Entries[0], e.Entries[len(e.Entries)-1]
+	var s string
 	if len(e.Entries) == 1 {
-		return fmt.Sprintf("%s (%s: %s)", first.Desc, last.Major, last.Minor)
+		s = fmt.Sprintf("%s (%s: %s)", cleanDesc(first.Desc), last.Major, last.Minor)
+	} else {
+		s = fmt.Sprintf("%s: %s (%s: %s)", cleanDesc(first.Desc), cleanDesc(last.Desc), last.Major, last.Minor)
 	}
-	return fmt.Sprintf("%s: %s (%s: %s)", first.Desc, last.Desc, last.Major, last.Minor)
+	// The system's reason, when a deeper entry than the two shown has it.
+	if errno := e.Errno(); errno != 0 && !strings.Contains(s, errno.Error()) {
+		s += ": " + errno.Error()
+	}
+	return s
+}
+
+// errnoRE finds the system error in the description libhdf5's POSIX
+// driver gives a failed read or write ("file write failed: time = ...,
+// filename = ..., file descriptor = 5, errno = 28, error message = 'No
+// space left on device', buf = 0x7f..., ...").
+var errnoRE = regexp.MustCompile(`errno = ([0-9]+)`)
+
+// cleanDesc keeps such a description's first words and the system's
+// message, and drops the time, descriptor and buffer addresses.
+func cleanDesc(d string) string {
+	i := strings.Index(d, ": time = ")
+	if i < 0 {
+		return d
+	}
+	if m := errnoRE.FindStringSubmatch(d); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+			return d[:i] + ": " + syscall.Errno(n).Error()
+		}
+	}
+	return d[:i]
+}
+
+// Errno is the system error (ENOSPC, EISDIR, ...) that made the call fail
+// when libhdf5 reported one, else 0.
+func (e *StackError) Errno() syscall.Errno {
+	for _, x := range e.Entries {
+		if m := errnoRE.FindStringSubmatch(x.Desc); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+				return syscall.Errno(n)
+			}
+		}
+	}
+	return 0
+}
+
+// Unwrap returns the system error, so that errors.Is(err, syscall.ENOSPC)
+// holds for a write that failed on a full disk.
+func (e *StackError) Unwrap() error {
+	if n := e.Errno(); n != 0 {
+		return n
+	}
+	return nil
 }
 
 func (e *StackError) notFound() bool {
@@ -104,7 +157,10 @@ func (e *StackError) notFound() bool {
 type Type int
 
 // The element types the binding reads and writes. Files hold them
-// little-endian (H5T_STD_I32LE, ..., H5T_IEEE_F64LE).
+// little-endian (H5T_STD_I32LE, ..., H5T_IEEE_F64LE). The types after
+// Float64 are read only (into a wider Go type): integers of the other
+// widths numpy picks, and Bool, h5py's boolean (an 8-bit enum of FALSE
+// and TRUE), read into []uint8 as 0 and 1.
 const (
 	Invalid Type = iota // any other HDF5 type
 	Int32
@@ -112,6 +168,12 @@ const (
 	Uint8
 	Float32
 	Float64
+	Int8
+	Int16
+	Uint16
+	Uint32
+	Uint64
+	Bool
 )
 
 func (t Type) String() string {
@@ -126,6 +188,18 @@ func (t Type) String() string {
 		return "float32"
 	case Float64:
 		return "float64"
+	case Int8:
+		return "int8"
+	case Int16:
+		return "int16"
+	case Uint16:
+		return "uint16"
+	case Uint32:
+		return "uint32"
+	case Uint64:
+		return "uint64"
+	case Bool:
+		return "bool"
 	}
 	return "unsupported"
 }
@@ -133,15 +207,30 @@ func (t Type) String() string {
 // Size is the element size in bytes, 0 for Invalid.
 func (t Type) Size() int {
 	switch t {
-	case Int32, Float32:
+	case Int32, Float32, Uint32:
 		return 4
-	case Int64, Float64:
+	case Int64, Float64, Uint64:
 		return 8
-	case Uint8:
+	case Uint8, Int8, Bool:
 		return 1
+	case Int16, Uint16:
+		return 2
 	}
 	return 0
 }
+
+// Integer reports whether t is an integer type (Bool is not).
+func (t Type) Integer() bool {
+	switch t {
+	case Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64:
+		return true
+	}
+	return false
+}
+
+// writable reports whether datasets of type t can be created (the Elem
+// types).
+func (t Type) writable() bool { return t >= Int32 && t <= Float64 }
 
 // Elem is the set of Go element types the binding transfers.
 type Elem interface {
@@ -187,6 +276,10 @@ type DatasetInfo struct {
 	ChunkRows    int64  // rows per chunk, 0 when not chunked
 	Deflate      int    // deflate level, -1 when not compressed
 	Shuffle      bool   // byte-shuffle filter on
+	// MissingFilter names a filter the data is stored with that the linked
+	// libhdf5 cannot apply ("lzf (filter 32000)"); "" when none. Such a
+	// dataset cannot be read.
+	MissingFilter string
 }
 
 // Len is the number of elements, Rows*max(Cols,1).
@@ -216,16 +309,20 @@ func shapeString(twoD bool, rows, cols int64) string {
 }
 
 // canRead reports whether a dataset of type file converts to mem without
-// loss: the same type, or a widening one.
+// loss: the same type, or a widening one. uint64 reads into int64 (values
+// above its range become math.MaxInt64, which every id check refuses),
+// and Bool into uint8.
 func canRead(file, mem Type) bool {
 	if file == mem {
 		return true
 	}
 	switch mem {
 	case Int64:
-		return file == Int32 || file == Uint8
+		return file.Integer()
 	case Int32:
-		return file == Uint8
+		return file == Uint8 || file == Int8 || file == Int16 || file == Uint16
+	case Uint8:
+		return file == Bool
 	case Float64:
 		return file == Float32 || file == Int32 || file == Uint8
 	case Float32:
@@ -237,6 +334,9 @@ func canRead(file, mem Type) bool {
 // checkRows checks a transfer of rows [start, start+count) with n elements
 // of memory type t (write: t must equal the file type).
 func (d DatasetInfo) checkRows(t Type, start, count, n int64) error {
+	if d.MissingFilter != "" {
+		return d.filterError()
+	}
 	if d.Rank < 1 || d.Rank > 2 || d.Type == Invalid {
 		return fmt.Errorf("%w: dataset is %s %s of rank %d; the binding handles 1-D and 2-D int32, int64, uint8, float32, float64", ErrType, d.Class, sizeName(d.ElemSize), d.Rank)
 	}
@@ -250,6 +350,10 @@ func (d DatasetInfo) checkRows(t Type, start, count, n int64) error {
 		return fmt.Errorf("%w: buffer has %d elements, want %d rows x %d = %d", ErrRange, n, count, w, count*w)
 	}
 	return nil
+}
+
+func (d DatasetInfo) filterError() error {
+	return fmt.Errorf("%w: stored with the HDF5 filter %s, which this libhdf5 does not have; rewrite it with gzip or without compression (h5py: compression=\"gzip\")", ErrType, d.MissingFilter)
 }
 
 func sizeName(n int) string { return fmt.Sprintf("(%d bytes)", n) }

@@ -11,6 +11,22 @@ package hdf5io
 
 // Element type codes shared with Go (see Type).
 enum { WEFT_INT32 = 1, WEFT_INT64, WEFT_UINT8, WEFT_FLOAT32, WEFT_FLOAT64 };
+// Bool (Go's Type 11): h5py's boolean, read in the file's own enum type.
+enum { WEFT_BOOL = 11 };
+
+// weft_is_bool reports whether t is h5py's boolean: an 8-bit enum whose
+// two members are FALSE and TRUE.
+static int weft_is_bool(hid_t t) {
+	if (H5Tget_class(t) != H5T_ENUM || H5Tget_size(t) != 1 || H5Tget_nmembers(t) != 2) return 0;
+	int ok = 1;
+	for (unsigned i = 0; i < 2; i++) {
+		char *n = H5Tget_member_name(t, i);
+		if (!n) return 0;
+		if (strcmp(n, i == 0 ? "FALSE" : "TRUE") != 0) ok = 0;
+		H5free_memory(n);
+	}
+	return ok;
+}
 
 // HDF5 keeps one error stack, and one "print automatically" switch, per OS
 // thread in the thread-safe build: silence each thread the first time the
@@ -25,7 +41,7 @@ static void weft_quiet(void) {
 
 // The error stack, copied out entry by entry. Filled on the thread whose
 // call failed, before any other HDF5 call clears it.
-#define WEFT_MAXERR 16
+#define WEFT_MAXERR 64
 typedef struct {
 	char maj[96], min[96], fn[64], desc[192];
 } weft_errent;
@@ -318,6 +334,9 @@ typedef struct {
 	hsize_t chunkrows; // 0: not chunked
 	int deflate;   // deflate level, -1 none
 	int shuffle;
+	int isbool;    // h5py's boolean enum
+	int badfilter; // a filter this libhdf5 cannot apply, 0 none
+	char badfname[64];
 } weft_dinfo;
 
 static herr_t weft_dinfo_get(hid_t f, const char *path, weft_dinfo *out) {
@@ -331,6 +350,7 @@ static herr_t weft_dinfo_get(hid_t f, const char *path, weft_dinfo *out) {
 	out->tclass = H5Tget_class(t);
 	out->size = (int)H5Tget_size(t);
 	if (out->tclass == H5T_INTEGER) out->sign = H5Tget_sign(t);
+	out->isbool = weft_is_bool(t);
 	s = H5Dget_space(d);
 	if (s < 0) goto done;
 	out->rank = H5Sget_simple_extent_ndims(s);
@@ -349,9 +369,14 @@ static herr_t weft_dinfo_get(hid_t f, const char *path, weft_dinfo *out) {
 		for (int i = 0; i < nf; i++) {
 			unsigned flags = 0, cv[8];
 			size_t ncv = 8;
-			H5Z_filter_t id = H5Pget_filter2(p, (unsigned)i, &flags, &ncv, cv, 0, NULL, NULL);
+			char fname[64] = {0};
+			H5Z_filter_t id = H5Pget_filter2(p, (unsigned)i, &flags, &ncv, cv, sizeof fname, fname, NULL);
 			if (id == H5Z_FILTER_DEFLATE) out->deflate = ncv > 0 ? (int)cv[0] : 0;
 			if (id == H5Z_FILTER_SHUFFLE) out->shuffle = 1;
+			if (id >= 0 && !out->badfilter && H5Zfilter_avail(id) <= 0) {
+				out->badfilter = (int)id;
+				snprintf(out->badfname, sizeof out->badfname, "%s", fname);
+			}
 		}
 	}
 	rc = 0;
@@ -369,12 +394,18 @@ done:;
 // 1-D or 2-D dataset with cols columns from or into buf.
 static herr_t weft_rows(hid_t f, const char *path, int typ, int write,
 		hsize_t start, hsize_t count, hsize_t cols, void *buf) {
-	hid_t mt = weft_mtype(typ);
+	hid_t mt = typ == WEFT_BOOL ? 0 : weft_mtype(typ);
 	if (mt < 0) return -1;
 	hid_t d = H5Dopen2(f, path, H5P_DEFAULT);
 	if (d < 0) return -1;
 	herr_t rc = -1;
-	hid_t fs = -1, ms = -1;
+	hid_t fs = -1, ms = -1, bt = -1;
+	if (typ == WEFT_BOOL) {
+		if (write) goto done;
+		bt = H5Dget_type(d); // the enum itself: 0 and 1 bytes
+		if (bt < 0) goto done;
+		mt = bt;
+	}
 	if (count == 0) { rc = 0; goto done; }
 	fs = H5Dget_space(d);
 	if (fs < 0) goto done;
@@ -388,6 +419,7 @@ static herr_t weft_rows(hid_t f, const char *path, int typ, int write,
 	else rc = H5Dread(d, mt, ms, fs, H5P_DEFAULT, buf);
 done:;
 	hid_t es = weft_save(rc < 0);
+	if (bt >= 0) H5Tclose(bt);
 	if (ms >= 0) H5Sclose(ms);
 	if (fs >= 0) H5Sclose(fs);
 	H5Dclose(d);
@@ -457,7 +489,7 @@ static herr_t weft_adelete(hid_t f, const char *obj, const char *name) {
 }
 
 typedef struct {
-	int tclass, size, sign, vlen;
+	int tclass, size, sign, vlen, isbool;
 	long long npoints;
 	long long iv;
 	double fv;
@@ -482,6 +514,15 @@ static herr_t weft_aread(hid_t f, const char *obj, const char *name, weft_aval *
 	out->size = (int)H5Tget_size(t);
 	out->npoints = (long long)H5Sget_simple_extent_npoints(sp);
 	if (out->npoints != 1) { rc = 0; goto done; }
+	if (weft_is_bool(t)) {
+		out->isbool = 1;
+		mt = H5Tcopy(t);
+		if (mt < 0) goto done;
+		unsigned char v = 0;
+		rc = H5Aread(a, mt, &v);
+		out->iv = v;
+		goto done;
+	}
 	switch (out->tclass) {
 	case H5T_INTEGER: {
 		out->sign = H5Tget_sign(t);
@@ -533,6 +574,7 @@ done:;
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -543,6 +585,16 @@ import (
 
 // mu serialises every call into libhdf5 (see the package doc).
 var mu sync.Mutex
+
+// No clean-up of libhdf5 at exit: a Go program leaves without running C's
+// atexit handlers, except under the race detector, whose exit runs them;
+// there libhdf5's clean-up crashed on a file whose close had failed (a
+// full disk). Files are closed explicitly; nothing is left to flush.
+func init() {
+	mu.Lock()
+	C.H5dont_atexit()
+	mu.Unlock()
+}
 
 // enter takes the library lock and pins the goroutine to its OS thread, so
 // the error stack a failing call leaves behind is still there, on the same
@@ -634,8 +686,10 @@ func Open(path string) (*File, error) { return open(path, false) }
 func OpenRW(path string) (*File, error) { return open(path, true) }
 
 func open(path string, rw bool) (*File, error) {
-	if _, err := os.Stat(path); err != nil {
+	if st, err := os.Stat(path); err != nil {
 		return nil, fail("open", path, "", "", err)
+	} else if st.IsDir() {
+		return nil, fail("open", path, "", "", errors.New("a directory, not an HDF5 file"))
 	}
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
@@ -842,7 +896,7 @@ func (f *File) CreateDataset(name string, t Type, rows, cols int64, opt DatasetO
 	if err := checkName(name); err != nil {
 		return fail("create", pathOf(f), name, "", err)
 	}
-	if t.Size() == 0 {
+	if !t.writable() {
 		return fail("create", pathOf(f), name, "", fmt.Errorf("%w: element type %v", ErrInvalid, t))
 	}
 	if rows < 0 || cols < 0 || (cols > 0 && rows > maxElements/cols) || rows > maxElements {
@@ -893,7 +947,7 @@ func (f *File) stat(name string, cs *C.char) (DatasetInfo, error) {
 	}
 	info := DatasetInfo{
 		Name:         name,
-		Type:         typeOf(int(d.tclass), int(d.size), int(d.sign)),
+		Type:         typeOf(int(d.tclass), int(d.size), int(d.sign), d.isbool != 0),
 		Class:        className(int(d.tclass)),
 		ElemSize:     int(d.size),
 		Rank:         int(d.rank),
@@ -901,6 +955,9 @@ func (f *File) stat(name string, cs *C.char) (DatasetInfo, error) {
 		ChunkRows:    int64(d.chunkrows),
 		Deflate:      int(d.deflate),
 		Shuffle:      d.shuffle != 0,
+	}
+	if d.badfilter != 0 {
+		info.MissingFilter = fmt.Sprintf("%s (filter %d)", filterName(int(d.badfilter), C.GoString(&d.badfname[0])), int(d.badfilter))
 	}
 	if info.Rank >= 1 && info.Rank <= 2 {
 		info.Rows = int64(d.dims[0])
@@ -939,13 +996,17 @@ func (f *File) rows(op, name string, t Type, write bool, start, count int64, buf
 	if write {
 		w = 1
 	}
+	code := C.int(t)
+	if info.Type == Bool {
+		code = C.WEFT_BOOL
+	}
 	width := info.Cols
 	if info.Rank == 1 {
 		width = 1
 	}
 	// buf is a Go pointer to memory without Go pointers, passed for the
 	// duration of the call only; C keeps no copy of it.
-	if C.weft_rows(f.id, cs, C.int(t), w, C.hsize_t(start), C.hsize_t(count), C.hsize_t(width), buf) < 0 {
+	if C.weft_rows(f.id, cs, code, w, C.hsize_t(start), C.hsize_t(count), C.hsize_t(width), buf) < 0 {
 		return fail(op, f.path, name, detail, errstack())
 	}
 	return nil
@@ -1038,8 +1099,9 @@ func (f *File) DeleteAttr(obj, name string) error {
 }
 
 // Attr reads the attribute name of obj. Scalar integer attributes come back
-// as int64, floating-point ones as float64, strings as string; other
-// attributes give an error wrapping ErrType. A missing attribute gives an
+// as int64, floating-point ones as float64, strings as string, h5py's
+// booleans (an 8-bit enum of FALSE and TRUE) as bool; other attributes
+// give an error wrapping ErrType. A missing attribute gives an
 // error wrapping ErrNotFound.
 func (f *File) Attr(obj, name string) (any, error) {
 	if err := checkName(obj); err != nil {
@@ -1070,6 +1132,9 @@ func (f *File) Attr(obj, name string) (any, error) {
 	}
 	if a.npoints != 1 {
 		return nil, fail("read attribute", f.path, obj, name, fmt.Errorf("%w: %s attribute with %d elements, want a scalar", ErrType, className(int(a.tclass)), a.npoints))
+	}
+	if a.isbool != 0 {
+		return a.iv != 0, nil
 	}
 	switch a.tclass {
 	case C.H5T_INTEGER:
@@ -1116,18 +1181,41 @@ func className(c int) string {
 	return fmt.Sprintf("class %d", c)
 }
 
-func typeOf(class, size, sign int) Type {
+func typeOf(class, size, sign int, isBool bool) Type {
+	if isBool {
+		return Bool
+	}
+	if class == C.H5T_INTEGER {
+		signed := sign == C.H5T_SGN_2
+		switch size {
+		case 1:
+			return map[bool]Type{true: Int8, false: Uint8}[signed]
+		case 2:
+			return map[bool]Type{true: Int16, false: Uint16}[signed]
+		case 4:
+			return map[bool]Type{true: Int32, false: Uint32}[signed]
+		case 8:
+			return map[bool]Type{true: Int64, false: Uint64}[signed]
+		}
+	}
 	switch {
-	case class == C.H5T_INTEGER && sign == C.H5T_SGN_2 && size == 4:
-		return Int32
-	case class == C.H5T_INTEGER && sign == C.H5T_SGN_2 && size == 8:
-		return Int64
-	case class == C.H5T_INTEGER && sign == C.H5T_SGN_NONE && size == 1:
-		return Uint8
 	case class == C.H5T_FLOAT && size == 4:
 		return Float32
 	case class == C.H5T_FLOAT && size == 8:
 		return Float64
 	}
 	return Invalid
+}
+
+// filterName names an HDF5 filter a file uses: its name in the file, or
+// the registered name of the well-known ids h5py writes.
+func filterName(id int, name string) string {
+	known := map[int]string{32000: "lzf", 32001: "blosc", 32004: "lz4", 32008: "bitshuffle", 32015: "zstd", 307: "bzip2", 4: "szip"}
+	if k, ok := known[id]; ok {
+		return k
+	}
+	if name != "" {
+		return name
+	}
+	return "unknown"
 }

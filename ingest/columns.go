@@ -59,7 +59,7 @@ func checkFinite(v float32, b []byte) error {
 		if math.IsInf(float64(v), 0) && !bytes.ContainsAny(b, "iI") {
 			return fmt.Errorf("value %s is out of float32 range", quote(b))
 		}
-		return fmt.Errorf("value %s is not finite (set AllowNaN to accept it)", quote(b))
+		return fmt.Errorf("value %s is %w", quote(b), ErrNotFinite)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func parseIntColumn(what string, missing bool) func(data []byte, out *block[[]in
 					if len(f) == 0 {
 						return fmt.Errorf("empty line, want a %s", what)
 					}
-					return fmt.Errorf("%s %s is missing (set AllowMissingLabels to read it as -1)", what, quote(f))
+					return fmt.Errorf("%s %s is %w", what, quote(f), ErrMissingLabel)
 				}
 				x, err := strconv.ParseFloat(string(f), 64)
 				switch {

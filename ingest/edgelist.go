@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 
@@ -102,10 +101,10 @@ func ParseEdgeList(r io.Reader, name string, opt EdgeListOptions) (*Dataset, err
 func parseEdges(r io.Reader, name string, opt EdgeListOptions) (graph.EdgeList, []int64, error) {
 	var el graph.EdgeList
 	if opt.Relabel && opt.NumNodes != 0 {
-		return el, nil, &Error{File: name, Err: errors.New("options Relabel and NumNodes exclude each other")}
+		return el, nil, &Error{File: name, Err: errors.New("relabelling and a given node count exclude each other")}
 	}
 	if opt.NumNodes < 0 {
-		return el, nil, &Error{File: name, Err: fmt.Errorf("negative NumNodes %d", opt.NumNodes)}
+		return el, nil, &Error{File: name, Err: fmt.Errorf("negative node count %d", opt.NumNodes)}
 	}
 	switch opt.Format {
 	case FormatAuto, FormatWhitespace, FormatCSV, FormatTSV:
@@ -119,12 +118,14 @@ func parseEdges(r io.Reader, name string, opt EdgeListOptions) (graph.EdgeList, 
 	}
 	defer done()
 
-	p := &edgePrologue{opt: opt, syn: edgeSyntax{oneBased: opt.OneBased, limit: math.MaxInt64}, first: true}
+	p := &edgePrologue{opt: opt, syn: edgeSyntax{oneBased: opt.OneBased, limit: uint64(graph.MaxNodes), limitIsFormat: true}, first: true}
 	switch {
 	case opt.Relabel:
-		p.syn.limit = 1 << 63 // every int64 id is fine
+		p.syn.limit, p.syn.limitIsFormat = 1<<63, false // every int64 id is fine
+	case opt.NumNodes > graph.MaxNodes:
+		return el, nil, &Error{File: name, Err: fmt.Errorf("node count %d: %w", opt.NumNodes, graph.CheckNodes(opt.NumNodes))}
 	case opt.NumNodes > 0:
-		p.syn.limit = uint64(opt.NumNodes)
+		p.syn.limit, p.syn.limitIsFormat = uint64(opt.NumNodes), false
 	}
 	if opt.Format != FormatAuto {
 		p.syn.sep = opt.Format.sep()
@@ -135,11 +136,30 @@ func parseEdges(r io.Reader, name string, opt EdgeListOptions) (graph.EdgeList, 
 	if err != nil {
 		return el, nil, err
 	}
-	total, maxID := 0, int64(-1)
+	total, maxID, maxLine, line := 0, int64(-1), int64(0), int64(1)
 	for _, b := range blocks {
 		if len(b.val.src) > 0 {
 			total += len(b.val.src)
-			maxID = max(maxID, b.val.maxID)
+			if b.val.maxID > maxID {
+				maxID, maxLine = b.val.maxID, line+b.val.maxLine-1
+			}
+		}
+		line += b.lines
+	}
+	// The node count the ids imply, checked before it is allocated.
+	switch {
+	case opt.Relabel:
+	case opt.NumNodes > 0:
+		if err := graph.CheckNodes(opt.NumNodes); err != nil {
+			return el, nil, &Error{File: name, Err: fmt.Errorf("node count %d: %w", opt.NumNodes, err)}
+		}
+	case p.mmNodes > 0:
+		if err := graph.CheckNodes(p.mmNodes); err != nil {
+			return el, nil, &Error{File: name, Err: fmt.Errorf("Matrix Market size line: %w", err)}
+		}
+	default:
+		if err := checkImplied(maxID, int64(total)); err != nil {
+			return el, nil, &Error{File: name, Line: maxLine, Err: err}
 		}
 	}
 	// Join the blocks in file order, copying on the parse goroutines.
@@ -268,7 +288,7 @@ func (p *edgePrologue) sizeLine(t []byte) error {
 	}
 	if !p.opt.Relabel && p.opt.NumNodes == 0 {
 		p.mmNodes = max(v[0], v[1])
-		p.syn.limit = uint64(p.mmNodes)
+		p.syn.limit, p.syn.limitIsFormat = uint64(p.mmNodes), false
 	}
 	return nil
 }

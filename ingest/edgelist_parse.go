@@ -14,11 +14,14 @@ type edgeSyntax struct {
 	detected bool // sep is known
 	oneBased bool
 	limit    uint64 // ids (after the one-based shift) must be below it
+	// limitIsFormat: limit is graph.MaxNodes, not a node count given.
+	limitIsFormat bool
 }
 
 type edgeBlock struct {
 	src, dst []int64
 	maxID    int64
+	maxLine  int64 // 1-based line within the block of maxID's first edge
 }
 
 // isBlank reports the bytes that may surround a field: spaces and tabs,
@@ -51,6 +54,7 @@ func (s *edgeSyntax) parse(data []byte, out *block[edgeBlock]) {
 	src := make([]int64, 0, est)
 	dst := make([]int64, 0, est)
 	maxID := int64(-1)
+	var maxLine int64
 	var lines int64
 	sep := s.sep
 	var off uint64
@@ -151,6 +155,9 @@ func (s *edgeSyntax) parse(data []byte, out *block[edgeBlock]) {
 			if a >= lim || b >= lim {
 				goto bad
 			}
+			if int64(max(a, b)) > maxID {
+				maxID, maxLine = int64(max(a, b)), lines+1
+			}
 			if i < n {
 				if data[i] != '\n' {
 					i = skipLine(data, i)
@@ -163,7 +170,6 @@ func (s *edgeSyntax) parse(data []byte, out *block[edgeBlock]) {
 			}
 			src = append(src, int64(a))
 			dst = append(dst, int64(b))
-			maxID = max(maxID, int64(a), int64(b))
 			continue
 		}
 	bad:
@@ -171,7 +177,7 @@ func (s *edgeSyntax) parse(data []byte, out *block[edgeBlock]) {
 		out.err = s.diagnose(lineAt(data, start))
 		break
 	}
-	out.val = edgeBlock{src: src, dst: dst, maxID: maxID}
+	out.val = edgeBlock{src: src, dst: dst, maxID: maxID, maxLine: maxLine}
 	out.lines = lines
 }
 
@@ -224,8 +230,8 @@ func (s *edgeSyntax) diagnose(line []byte) error {
 			v--
 		}
 		if v >= s.limit {
-			if s.limit == math.MaxInt64 {
-				return fmt.Errorf("node id %s is out of range", quote(x))
+			if s.limitIsFormat {
+				return fmt.Errorf("node id %s is at or above 2^40 = %d, the node limit: %w", quote(x), s.limit, ErrTooManyNodes)
 			}
 			return fmt.Errorf("node id %s is out of range for %d nodes", quote(x), s.limit)
 		}

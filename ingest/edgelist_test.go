@@ -47,7 +47,7 @@ func TestEdgeListFormats(t *testing.T) {
 		{desc: "crlf", in: "a,b\r\n0,1\r\n\r\n1,2\r\n", src: []int64{0, 1}, dst: []int64{1, 2}, n: 3},
 		{desc: "plus sign", in: "+1 +2\n", src: []int64{1}, dst: []int64{2}, n: 3},
 		{desc: "leading zeros", in: "007 010\n", src: []int64{7}, dst: []int64{10}, n: 11},
-		{desc: "largest id", in: "0 9223372036854775806\n", src: []int64{0}, dst: []int64{math.MaxInt64 - 1}, n: math.MaxInt64},
+		{desc: "large id", in: "0 1\n1 2\n0 1048575\n", src: []int64{0, 1, 0}, dst: []int64{1, 2, 1048575}, n: 1 << 20},
 		{desc: "one-based", in: "1 2\n3 1\n", opt: EdgeListOptions{OneBased: true}, src: []int64{0, 2}, dst: []int64{1, 0}, n: 3},
 		{desc: "num nodes", in: "1 2\n", opt: EdgeListOptions{NumNodes: 10}, src: []int64{1}, dst: []int64{2}, n: 10},
 		{desc: "relabel", in: "100 7\n7 5000000000\n100 100\n", opt: EdgeListOptions{Relabel: true}, src: []int64{1, 0, 1}, dst: []int64{0, 2, 1}, n: 3, orig: []int64{7, 100, 5000000000}},
@@ -91,7 +91,13 @@ func TestEdgeListErrors(t *testing.T) {
 		{"float", "0 1\n1.5 2\n", EdgeListOptions{}, `ingest: edges.txt:2: node id "1.5" is not an integer`},
 		{"word", "0 1\n1 x\n", EdgeListOptions{}, `ingest: edges.txt:2: node id "x" is not an integer`},
 		{"overflow", "0 9223372036854775808\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "9223372036854775808" is out of range`},
-		{"max int64 without relabel", "0 9223372036854775807\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "9223372036854775807" is out of range`},
+		{"max int64 without relabel", "0 9223372036854775807\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "9223372036854775807" is at or above 2^40 = 1099511627776, the node limit: too many nodes`},
+		{"id 9e18", "0 1\n0 9000000000000000000\n", EdgeListOptions{}, `ingest: edges.txt:2: node id "9000000000000000000" is at or above 2^40 = 1099511627776, the node limit: too many nodes`},
+		{"id 2^40", "1099511627776 0\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "1099511627776" is at or above 2^40 = 1099511627776, the node limit: too many nodes`},
+		{"one-based id 2^40+1", "1099511627777 1\n", EdgeListOptions{OneBased: true}, `ingest: edges.txt:1: node id "1099511627777" is at or above 2^40 = 1099511627776, the node limit: too many nodes`},
+		{"sparse ids", "# ids\n0 1\n1 2000000001\n2000000000 1\n", EdgeListOptions{}, `ingest: edges.txt:3: node id 2000000001 implies 2000000002 nodes, but 3 edges name at most 6 distinct ids: ` + ErrSparseIDs.Error()},
+		{"id 1e11", "0 100000000000\n", EdgeListOptions{}, `ingest: edges.txt:1: node id 100000000000 implies 100000000001 nodes, but 1 edge names at most 2 distinct ids: ` + ErrSparseIDs.Error()},
+		{"num nodes above 2^40", "0 1\n", EdgeListOptions{NumNodes: 1<<40 + 1}, `ingest: edges.txt: node count 1099511627777: 1099511627777 nodes, more than the limit of 2^40 = 1099511627776: too many nodes`},
 		{"zero one-based", "1 2\n0 1\n", EdgeListOptions{OneBased: true}, `ingest: edges.txt:2: node id 0 in one-based input`},
 		{"beyond num nodes", "1 2\n1 10\n", EdgeListOptions{NumNodes: 10}, `ingest: edges.txt:2: node id "10" is out of range for 10 nodes`},
 		{"csv in whitespace file", "0 1\n1,2\n", EdgeListOptions{}, `ingest: edges.txt:2: want two node ids, got "1,2"`},
@@ -103,7 +109,7 @@ func TestEdgeListErrors(t *testing.T) {
 		{"mm size line", "%%MatrixMarket matrix coordinate pattern general\n3 3\n", EdgeListOptions{}, `ingest: edges.txt:2: Matrix Market size line: want "rows cols entries", got "3 3"`},
 		{"mm beyond size", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n", EdgeListOptions{}, `ingest: edges.txt:3: node id "4" is out of range for 3 nodes`},
 		{"mm array", "%%MatrixMarket matrix array real general\n", EdgeListOptions{}, `ingest: edges.txt:1: unsupported: dense Matrix Market array is not an edge list`},
-		{"relabel and num nodes", "0 1\n", EdgeListOptions{Relabel: true, NumNodes: 3}, `ingest: edges.txt: options Relabel and NumNodes exclude each other`},
+		{"relabel and num nodes", "0 1\n", EdgeListOptions{Relabel: true, NumNodes: 3}, `ingest: edges.txt: relabelling and a given node count exclude each other`},
 		{"long quoted line", "0 " + strings.Repeat("9", 70) + "x\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "` + strings.Repeat("9", 64) + `"... is not an integer`},
 	}
 	for _, tc := range tests {
@@ -221,7 +227,7 @@ func TestEdgeListParallelMatchesReference(t *testing.T) {
 			case r == 1:
 				b.WriteString(eol)
 			case r == 2:
-				fmt.Fprintf(&b, "%d%s%d%s0.25%s", rng.IntN(1000), sep, rng.Int64N(1<<40), sep, eol)
+				fmt.Fprintf(&b, "%d%s%d%s0.25%s", rng.IntN(1000), sep, rng.Int64N(1<<20), sep, eol)
 			default:
 				fmt.Fprintf(&b, "%d%s%d%s", rng.IntN(1000), sep, rng.IntN(1000), eol)
 			}
@@ -305,4 +311,32 @@ func TestEdgeListReadError(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	var _ io.Reader = (*errReader)(nil)
+}
+
+// TestEdgeListNodeLimits: ids and node counts that cannot be built here
+// are refused before anything of their size is allocated, wrapping the
+// sentinel that the CLI turns into --relabel or --num-nodes advice.
+func TestEdgeListNodeLimits(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		opt  EdgeListOptions
+		want error
+	}{
+		{"0 9000000000000000000\n", EdgeListOptions{}, ErrTooManyNodes},
+		{"0 100000000000\n", EdgeListOptions{}, ErrSparseIDs},
+		{"0 2000000000\n1 1999999999\n5 6\n", EdgeListOptions{}, ErrSparseIDs},
+		// 2^39 nodes: 4 TiB of row pointers, more than this machine's memory.
+		{"0 1\n", EdgeListOptions{NumNodes: 1 << 39}, ErrTooManyNodes},
+		{"%%MatrixMarket matrix coordinate pattern general\n549755813888 2 1\n1 2\n", EdgeListOptions{}, ErrTooManyNodes},
+	} {
+		_, err := parseString(t, tc.in, tc.opt)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%q %+v: %v, want %v", tc.in, tc.opt, err, tc.want)
+		}
+	}
+	// Relabelled, the same ids are three nodes.
+	d, err := parseString(t, "0 2000000000\n1 1999999999\n5 9000000000000000000\n", EdgeListOptions{Relabel: true})
+	if err != nil || d.Edges.NumNodes != 6 {
+		t.Errorf("relabel: %v, %+v", err, d)
+	}
 }

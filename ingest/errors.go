@@ -10,6 +10,19 @@ import (
 // structured NumPy dtypes, dense Matrix Market arrays).
 var ErrUnsupported = errors.New("unsupported")
 
+// ErrSeveralSplits is wrapped by the error of ReadOGB for a dataset with
+// several split folders and no DatasetOptions.Split choosing one; the
+// error lists them.
+var ErrSeveralSplits = errors.New("several splits, choose one")
+
+// ErrNotFinite is wrapped by the error for a NaN or infinite feature
+// (DatasetOptions.AllowNaN accepts them; the layout does not).
+var ErrNotFinite = errors.New("not finite")
+
+// ErrMissingLabel is wrapped by the error for a missing label (NaN, -1 or
+// empty); DatasetOptions.AllowMissingLabels reads them as -1.
+var ErrMissingLabel = errors.New("a missing label")
+
 // Error reports a problem with one input file: which file, the line for
 // text formats and the array for NumPy archives. It reads like
 //

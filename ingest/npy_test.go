@@ -249,12 +249,12 @@ np.savez('mixed_split.npz', edge_index=ei, train_idx=np.array([0]), train_mask=n
 		t.Errorf("rowcol: %v %v", d, err)
 	}
 	for file, want := range map[string]string{
-		"dgl.npz":         "array label: label of node 1 is missing (NaN; set AllowMissingLabels to read it as -1)",
+		"dgl.npz":         "array label: label of node 1 is NaN: a missing label",
 		"nodes.npz":       "array col: node id 5 is out of range for 3 nodes",
 		"shape.npz":       "array edge_index: want shape (2, E), got (5, 2)",
 		"neg.npz":         "array src: node id -1 at edge 1 is negative",
 		"twice.npz":       "arrays feat and x mean the same thing: keep one",
-		"nofeat.npz":      "array x: element 1 is NaN (set AllowNaN to accept it)",
+		"nofeat.npz":      "array x: element 1 is NaN: not finite",
 		"halfpair.npz":    "src without dst",
 		"badidx.npz":      "array test_idx: node id 4 at index 0 is out of range for 4 nodes",
 		"float_ids.npz":   "array edge_index: want an integer dtype, got <f4",

@@ -209,6 +209,9 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		if len(v) != 1 || v[0] < 0 {
 			return nil, fail(name, fmt.Errorf("want one non-negative count, got shape %s", shapeString(a.Shape)))
 		}
+		if err := graph.CheckNodes(v[0]); err != nil {
+			return nil, fail(name, err)
+		}
 		n = v[0]
 	}
 
@@ -252,15 +255,20 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		d.Label = l
 	}
 
+	maxName := srcName
+	if slices.Contains(d.Edges.Dst, maxID) {
+		maxName = dstName
+	}
 	if n < 0 {
+		// The ids alone give the node count: check it before the CSR
+		// of that many nodes is allocated.
+		if err := checkImplied(maxID, int64(len(d.Edges.Src))); err != nil {
+			return nil, fail(maxName, err)
+		}
 		n = maxID + 1
 	}
 	if maxID >= n {
-		nm := srcName
-		if slices.Contains(d.Edges.Dst, maxID) {
-			nm = dstName
-		}
-		return nil, fail(nm, fmt.Errorf("node id %d is out of range for %d nodes", maxID, n))
+		return nil, fail(maxName, fmt.Errorf("node id %d is out of range for %d nodes", maxID, n))
 	}
 	d.Edges.NumNodes = n
 
@@ -379,7 +387,7 @@ func toFloat32(a *Array, allowNaN bool) ([]float32, error) {
 	if !allowNaN {
 		for i, x := range f {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, fmt.Errorf("element %d is %g (set AllowNaN to accept it)", i, x)
+				return nil, fmt.Errorf("element %d is %g: %w", i, x, ErrNotFinite)
 			}
 		}
 	}
@@ -400,7 +408,7 @@ func toLabels(a *Array, missing bool) ([]int64, error) {
 		}
 		for i, x := range l {
 			if x < 0 && !(missing && x == -1) {
-				return nil, fmt.Errorf("label %d at node %d is negative (set AllowMissingLabels to read -1 as missing)", x, i)
+				return nil, fmt.Errorf("label %d at node %d is negative (-1 is %w)", x, i, ErrMissingLabel)
 			}
 		}
 		return l, nil
@@ -410,7 +418,7 @@ func toLabels(a *Array, missing bool) ([]int64, error) {
 		switch {
 		case math.IsNaN(x) || x == -1:
 			if !missing {
-				return nil, fmt.Errorf("label of node %d is missing (%g; set AllowMissingLabels to read it as -1)", i, x)
+				return nil, fmt.Errorf("label of node %d is %g: %w", i, x, ErrMissingLabel)
 			}
 			l[i] = -1
 		case x != math.Trunc(x) || x < 0 || x >= math.MaxInt64:

@@ -202,7 +202,7 @@ func pickSplit(dir, name string) (string, error) {
 		return filepath.Join(dir, names[0]), nil
 	}
 	slices.Sort(names)
-	return "", &Error{File: dir, Err: fmt.Errorf("several splits (%s): choose one with DatasetOptions.Split", strings.Join(names, ", "))}
+	return "", &Error{File: dir, Err: fmt.Errorf("%w: %s", ErrSeveralSplits, strings.Join(names, ", "))}
 }
 
 // fileReader is an open input file, decompressed and counted for progress.

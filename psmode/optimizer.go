@@ -38,6 +38,14 @@ func (o Optimizer) withDefaults() (Optimizer, error) {
 	if o.Eps == 0 {
 		o.Eps = 1e-8
 	}
+	for _, v := range []struct {
+		name string
+		x    float32
+	}{{"learning rate", o.LR}, {"momentum", o.Momentum}, {"beta1", o.Beta1}, {"beta2", o.Beta2}, {"eps", o.Eps}} {
+		if !(v.x > 0) || math.IsInf(float64(v.x), 0) {
+			return o, fmt.Errorf("psmode: optimizer %s %g: want a positive number", v.name, v.x)
+		}
+	}
 	switch o.Kind {
 	case "sgd", "momentum", "adam":
 		return o, nil

@@ -46,6 +46,11 @@ type Config struct {
 	plan func(step int64, t Table) (Table, bool)
 }
 
+// MaxKeys bounds the keys of a job: every rank keeps a few words per key
+// (the shard table, the balancer's statistics), and a million keys is
+// already a 4-byte partition of a 4-million-parameter model.
+const MaxKeys = 1 << 20
+
 func (cfg *Config) check(size int) error {
 	if err := envDefaults(cfg); err != nil {
 		return err
@@ -55,6 +60,19 @@ func (cfg *Config) check(size int) error {
 	}
 	if n := cfg.Workers + cfg.Servers + cfg.Standby; n != size {
 		return fmt.Errorf("psmode: %d workers + %d servers + %d standby = %d ranks, the communicator has %d", cfg.Workers, cfg.Servers, cfg.Standby, n, size)
+	}
+	if cfg.PartitionBytes < 4 {
+		return fmt.Errorf("psmode: partition of %d bytes: want at least 4 (one float32)", cfg.PartitionBytes)
+	}
+	keys := 0
+	for t, n := range cfg.Sizes {
+		if n < 0 {
+			return fmt.Errorf("psmode: tensor %d has %d elements", t, n)
+		}
+		keys += (n + cfg.PartitionBytes/4 - 1) / (cfg.PartitionBytes / 4)
+	}
+	if keys > MaxKeys {
+		return fmt.Errorf("psmode: partitions of %d bytes cut the %d tensors into %d keys, more than %d: use larger partitions", cfg.PartitionBytes, len(cfg.Sizes), keys, MaxKeys)
 	}
 	var err error
 	cfg.Optimizer, err = cfg.Optimizer.withDefaults()

@@ -24,7 +24,7 @@ run() { # name command...: appends "seconds maxrss_kib" to $work/$name
   cat "$work/t" >> "$work/$name"
 }
 for _ in $(seq "$reps"); do
-  run weft env WEFT_PROGRESS=0 bin/weft convert "$work/edges.txt" -o "$work/weft.h5"
+  run weft env WEFT_PROGRESS=0 bin/weft convert --force "$work/edges.txt" -o "$work/weft.h5"
   run numpy /usr/bin/python3 scripts/peers/convert_numpy.py "$work/edges.txt" "$work/numpy.h5"
 done
 # The two files must hold the same graph.

@@ -96,38 +96,30 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 	f := cmd.Flags()
 	f.StringVarP(&minB, "minbytes", "b", "8", "smallest size (bytes; K, M, G suffixes)")
 	f.StringVarP(&maxB, "maxbytes", "e", "64M", "largest size (latency, bandwidth: 4M)")
-	f.Int64VarP(&step, "stepfactor", "f", 2, "multiply the size by this each step")
-	f.IntVarP(&cfg.Iters, "iters", "n", 0, "iterations per size (0: about 0.3 s of data at 1 GB/s, 5 to 1000; latency 10 to 10000 round trips, bandwidth 5 to 1000 windows, 0.2 s)")
-	f.IntVarP(&cfg.Warmup, "warmup", "w", 2, "untimed iterations per size (at least a twentieth of the timed ones)")
+	int64Flag(f, &step, "stepfactor", "f", 2, 1, 1<<20, "multiply the size by this each step")
+	intFlag(f, &cfg.Iters, "iters", "n", 0, 0, maxCount, "iterations per size (0: about 0.3 s of data at 1 GB/s, 5 to 1000; latency 10 to 10000 round trips, bandwidth 5 to 1000 windows, 0.2 s)")
+	intFlag(f, &cfg.Warmup, "warmup", "w", 2, 0, maxCount, "untimed iterations per size (at least a twentieth of the timed ones)")
 	f.BoolVarP(&cfg.Check, "check", "c", true, "check every size against a serial reference (#wrong)")
 	f.StringVarP(&dtype, "datatype", "d", "float32", "float32, float64, float16, bfloat16, int32, int64, uint8")
 	f.StringVarP(&redop, "op", "o", "sum", "sum, prod, min, max, avg")
-	f.IntVarP(&cfg.Root, "root", "r", 0, "root of broadcast and reduce")
-	f.IntVarP(&cfg.Average, "average", "a", 1, "combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max")
+	intFlag(f, &cfg.Root, "root", "r", 0, 0, maxRanks, "root of broadcast and reduce")
+	intFlag(f, &cfg.Average, "average", "a", 1, 0, 3, "combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max")
 	f.BoolVar(&csvOut, "csv", false, "print CSV instead of the table")
 	f.StringVar(&plotPath, "plot", "", "also draw busbw (latency: time, bandwidth: MB/s) against size into this .png/.svg file")
 	f.StringVar(&algo, "algo", "", `force algorithms, as WEFT_ALGO ("ring", "allreduce=rd")`)
-	f.IntVar(&local, "local", 0, "run N ranks as goroutines of this process instead of under a launcher")
+	intFlag(f, &local, "local", "", 0, 0, maxLocal, "run N ranks as goroutines of this process instead of under a launcher")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to FILE.RANK")
 	cmd.AddCommand(benchPSCmd())
 	return cmd
 }
 
-// checkBenchFlags refuses, naming the flag, what the benchmark cannot run:
-// sizes out of order, a step factor below 1, negative counts, and for
-// latency and bandwidth the flags of the collectives.
+// checkBenchFlags refuses, naming the flag, what the benchmark cannot run
+// and no one flag's range catches: sizes out of order, and for latency and
+// bandwidth the flags of the collectives.
 func checkBenchFlags(cmd *cobra.Command, cfg *bench.Config, p2p bool, local int) error {
 	switch {
 	case cfg.MinBytes > cfg.MaxBytes:
 		return fmt.Errorf("-b %d is larger than -e %d", cfg.MinBytes, cfg.MaxBytes)
-	case cfg.StepFactor < 1:
-		return fmt.Errorf("-f %d: the step factor must be at least 1", cfg.StepFactor)
-	case cfg.Iters < 0:
-		return fmt.Errorf("-n %d: negative iteration count", cfg.Iters)
-	case cfg.Warmup < 0:
-		return fmt.Errorf("-w %d: negative warm-up count", cfg.Warmup)
-	case local < 0:
-		return fmt.Errorf("--local %d: negative rank count", local)
 	}
 	if p2p {
 		for _, name := range []string{"datatype", "op", "root", "average"} {

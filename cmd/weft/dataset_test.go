@@ -229,9 +229,9 @@ func TestGen(t *testing.T) {
 		!reflect.DeepEqual(s20.Splits["test"], s.Splits["test"]) || !reflect.DeepEqual(s20.Indices32, s.Indices32) {
 		t.Errorf("sbm --train-per-class 20: per class %v, sorted %v", perClass, slices.IsSorted(s20.Splits["train"]))
 	}
-	for _, n := range []string{"1000", "-1"} {
+	for n, want := range map[string]string{"1000": "--train-per-class 1000", "-1": `"-1" for "--train-per-class" flag`} {
 		if _, err := weft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--train-per-class", n, "-o", p("x.h5")); err == nil ||
-			!strings.Contains(err.Error(), "--train-per-class "+n) {
+			!strings.Contains(err.Error(), want) {
 			t.Errorf("sbm --train-per-class %s: %v", n, err)
 		}
 	}
@@ -405,5 +405,55 @@ np.savez_compressed(sys.argv[1], edge_index=np.array([[0, 1, 2, 3], [1, 2, 3, 0]
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a failed conversion left its output")
+	}
+}
+
+// TestGenTooLarge: generators whose graph cannot fit this machine's
+// memory say so before allocating anything, naming the flags, and write
+// nothing.
+func TestGenTooLarge(t *testing.T) {
+	needHDF5(t)
+	for _, c := range []struct{ args, want string }{
+		{"rmat --scale 34", "gen rmat --scale 34 --edge-factor 16: 17179869184 nodes"},
+		{"rmat --scale 28 --edge-factor 1024", "need about"},
+		{"sbm --nodes 1000000000", "gen sbm: 1000000000 nodes"},
+		{"geo --nodes 100000000 --k 1000", "gen geo: 100000000 nodes"},
+		{"grid --rows 1000000 --cols 1000000", "gen grid --rows 1000000 --cols 1000000"},
+	} {
+		dir := t.TempDir()
+		_, err := weft(t, append(strings.Fields("gen "+c.args), "-o", filepath.Join(dir, "g.h5"))...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "memory") {
+			t.Errorf("gen %s: %v, want %q and the memory named", c.args, err, c.want)
+		}
+		onlyFiles(t, dir)
+	}
+}
+
+// TestGenInterrupted interrupts generators part-way (Ctrl-C): the process
+// ends at once with status 130 and leaves no file.
+func TestGenInterrupted(t *testing.T) {
+	for _, args := range []string{"rmat --scale 20", "sbm --nodes 2000000 --feat-dim 64"} {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "WEFT_CLI_MAIN=1", "WEFT_PROGRESS=0", "WEFT_CLI_ARGS=gen "+args+" -o "+filepath.Join(dir, "g.h5"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGINT)
+		sent := time.Now()
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Fatalf("interrupted gen %s: %v, want exit status 130\n%s", args, err, stderr.String())
+		}
+		if d := time.Since(sent); d > 2*time.Second {
+			t.Errorf("gen %s took %v to end after the interrupt", args, d)
+		}
+		if !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("gen %s: %q, want it to say it was interrupted", args, stderr.String())
+		}
+		onlyFiles(t, dir)
 	}
 }

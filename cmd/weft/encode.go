@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -122,15 +122,15 @@ unless --force.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&popt.Dim, "dim", 8, "position encoding width")
-	f.IntVar(&popt.Anchors, "anchors", 0, "anchors per graph (0: ceil(log2 n)^2, at most 256)")
-	f.IntVar(&popt.MaxHops, "max-hops", 0, "BFS truncation in hops (0: 254)")
+	intFlag(f, &popt.Dim, "dim", "", 8, 1, 1<<10, "position encoding width")
+	intFlag(f, &popt.Anchors, "anchors", "", 0, 0, 256, "anchors per graph (0: ceil(log2 n)^2, at most 256)")
+	intFlag(f, &popt.MaxHops, "max-hops", "", 0, 0, 254, "BFS truncation in hops (0: 254)")
 	f.BoolVar(&popt.FarthestPoint, "farthest-point", false, "choose anchors by farthest-point sampling instead of at random")
-	f.IntVar(&popt.Refine, "refine", 0, "stress-majorisation sweeps after MDS (0: 30, -1: none)")
+	intFlag(f, &popt.Refine, "refine", "", 0, -1, maxCount, "stress-majorisation sweeps after MDS (0: 30, -1: none)")
 	f.BoolVar(&noGroups, "whole-graph", false, "ignore /node/graph_id: one encoding over the whole graph")
-	f.IntVar(&sopt.Steps, "steps", 16, "random-walk steps K (columns of struct_enc)")
+	intFlag(f, &sopt.Steps, "steps", "", 16, 1, 1<<10, "random-walk steps K (columns of struct_enc)")
 	f.StringVar(&sopt.Method, "method", "", "return probabilities: exact, mc (Monte Carlo), or empty: exact where the walks stay local and the graph has at most 200000 nodes, else mc")
-	f.IntVar(&sopt.Walks, "walks", 0, "Monte Carlo walks per node (0: 512)")
+	intFlag(f, &sopt.Walks, "walks", "", 0, 0, maxCount, "Monte Carlo walks per node (0: 512)")
 	f.BoolVar(&sopt.Triangles, "triangles", false, "append log(1+triangles) to struct_enc")
 	f.Uint64Var(&seed, "seed", 1, "random seed (anchors, walks, probe)")
 	f.BoolVar(&force, "force", false, "replace existing encodings")
@@ -164,23 +164,14 @@ func checkEncodeTargets(path string, force bool) error {
 	return nil
 }
 
-// writeEncodings copies path to a temporary file beside it, writes the
-// two datasets there and renames it over path; on any failure the
-// temporary file is removed and path is untouched.
+// writeEncodings writes the two datasets through hdf5io.Update: into a
+// copy of path renamed over it when complete, so any failure (or a kill)
+// leaves path as it was.
 func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position, str *encode.Structure, attrsPos, attrsStr map[string]any) error {
-	out, err := newOutFile(cmd.Context(), path)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
+	if err := cmd.Context().Err(); err != nil {
+		return fmt.Errorf("encode %s: interrupted, nothing written: %w", path, err)
 	}
-	err = func() error {
-		if err := copyFileTo(path, out.tmp); err != nil {
-			return err
-		}
-		f, err := hdf5io.OpenRW(out.tmp)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
+	err := hdf5io.Update(path, func(f *hdf5io.File) error {
 		for _, d := range []struct {
 			name  string
 			cols  int
@@ -203,44 +194,18 @@ func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position
 					return err
 				}
 			}
-			for k, v := range d.attrs {
-				if err := f.SetAttr(d.name, k, v); err != nil {
+			for _, k := range slices.Sorted(maps.Keys(d.attrs)) {
+				if err := f.SetAttr(d.name, k, d.attrs[k]); err != nil {
 					return err
 				}
 			}
 		}
-		return f.Close()
-	}()
+		return nil
+	})
 	if err != nil {
-		out.abort()
 		return fmt.Errorf("encode %s: writing the encodings (file left unchanged): %w", path, err)
 	}
-	if err := out.commit(); err != nil {
-		return fmt.Errorf("encode %s: %w", path, err)
-	}
 	return nil
-}
-
-// copyFileTo copies src over dst and syncs it.
-func copyFileTo(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	o, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(o, in); err != nil {
-		o.Close()
-		return err
-	}
-	if err := o.Sync(); err != nil {
-		o.Close()
-		return err
-	}
-	return o.Close()
 }
 
 // matrixRows returns the rows idx of m (nil stays nil).

@@ -9,11 +9,15 @@ import (
 
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
+	"github.com/weft-hpc/weft/internal/progress"
 )
 
 // fileInfo prints the summary of a graph dataset file: sizes, degree
-// statistics, node data, splits, partitions and the datasets themselves.
-func fileInfo(w io.Writer, path string) error {
+// statistics, node data, splits, partitions and the datasets themselves;
+// then, unless quick, it reads every value and lists what ReadGraph and
+// training would refuse under "problems", and returns an error when there
+// is any.
+func fileInfo(w io.Writer, path string, quick bool) error {
 	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
 		return err
@@ -50,14 +54,29 @@ func fileInfo(w io.Writer, path string) error {
 		node = []string{"none"}
 	}
 	fmt.Fprintf(w, "node data   %s\n", strings.Join(node, ", "))
-	if len(s.Splits) == 0 {
+	broken := func(group string) []string {
+		var names []string
+		for _, obj := range slices.Sorted(maps.Keys(s.Broken)) {
+			if name, ok := strings.CutPrefix(obj, group+"/"); ok {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+	if len(s.Splits) == 0 && len(broken(hdf5io.GroupSplit)) == 0 {
 		fmt.Fprintf(w, "splits      none\n")
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Splits)) {
 		fmt.Fprintf(w, "split       %-6s %d nodes (%.1f%%)\n", name, s.Splits[name], 100*float64(s.Splits[name])/float64(max(1, s.NumNodes)))
 	}
-	if len(s.Partitions) == 0 {
+	for _, name := range broken(hdf5io.GroupSplit) {
+		fmt.Fprintf(w, "split       %-6s broken (see problems)\n", name)
+	}
+	if len(s.Partitions) == 0 && len(broken(hdf5io.GroupPartition)) == 0 {
 		fmt.Fprintf(w, "partitions  none\n")
+	}
+	for _, name := range broken(hdf5io.GroupPartition) {
+		fmt.Fprintf(w, "partition   %s: broken (see problems)\n", name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Partitions)) {
 		p := s.Partitions[name]
@@ -66,6 +85,9 @@ func fileInfo(w io.Writer, path string) error {
 			m = append(m, fmt.Sprintf("%s %.4g", k, p.Metrics[k]))
 		}
 		fmt.Fprintf(w, "partition   %s: %d parts %s\n", name, p.NumParts, strings.Join(m, ", "))
+	}
+	for _, obj := range slices.Sorted(maps.Keys(s.Ignored)) {
+		fmt.Fprintf(w, "ignored     %s: %s\n", obj, s.Ignored[obj])
 	}
 	fmt.Fprintf(w, "datasets\n")
 	for _, d := range s.Datasets {
@@ -81,7 +103,35 @@ func fileInfo(w io.Writer, path string) error {
 		}
 		fmt.Fprintf(w, "  %-26s %-8s %-14s %10s  %s\n", d.Name, d.Type, d.Shape(), bytesString(d.StorageBytes), c)
 	}
-	return nil
+	if quick {
+		if len(s.Broken) > 0 {
+			fmt.Fprintf(w, "problems    %d (values not read: --quick)\n", len(s.Broken))
+			for _, obj := range slices.Sorted(maps.Keys(s.Broken)) {
+				fmt.Fprintf(w, "  %v\n", s.Broken[obj])
+			}
+			return fmt.Errorf("%s: %s, listed above", path, plural(len(s.Broken), "problem"))
+		}
+		return nil
+	}
+	bar := progress.Bytes("checking", -1)
+	problems := r.Check(bar.Report)
+	bar.Done()
+	if len(problems) == 0 {
+		fmt.Fprintf(w, "check       every value read: no problems\n")
+		return nil
+	}
+	fmt.Fprintf(w, "problems    %d (ReadGraph and train refuse these)\n", len(problems))
+	for _, p := range problems {
+		fmt.Fprintf(w, "  %v\n", p)
+	}
+	return fmt.Errorf("%s: %s, listed above", path, plural(len(problems), "problem"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func bytesString(n int64) string {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
@@ -38,7 +41,7 @@ of docs/FORMAT.md (temporary file renamed at the end):
 	cmd.PersistentPreRun = func(*cobra.Command, []string) { batchMemory() }
 	cmd.PersistentFlags().StringVarP(&out, "output", "o", "", "output HDF5 file (required)")
 	cmd.PersistentFlags().Uint64Var(&seed, "seed", 1, "random seed")
-	cmd.PersistentFlags().IntVar(&level, "level", 0, "deflate level: 0 default (1), -1 off, 1-9")
+	intFlag(cmd.PersistentFlags(), &level, "level", "", 0, -1, 9, "deflate level: 0 default (1), -1 off, 1-9")
 
 	var scale, ef int
 	var undirected, text bool
@@ -47,11 +50,18 @@ of docs/FORMAT.md (temporary file renamed at the end):
 		Short: "Graph500 R-MAT graph (2^scale nodes, edge-factor * 2^scale edges)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if scale < 1 || scale > 34 || ef < 1 {
-				return fmt.Errorf("gen rmat: --scale %d --edge-factor %d: want scale in [1, 34] and edge factor >= 1", scale, ef)
-			}
 			t := time.Now()
-			el := graph.RMAT(scale, ef, graph.Graph500, seed)
+			n := int64(1) << scale
+			m := n * int64(ef)
+			if undirected {
+				m *= 2
+			}
+			el, err := generate(cmd.Context(), out, size{n, m, 0}, func() (*graph.EdgeList, error) {
+				return graph.RMAT(scale, ef, graph.Graph500, seed), nil
+			})
+			if err != nil {
+				return fmt.Errorf("gen rmat --scale %d --edge-factor %d: %w", scale, ef, err)
+			}
 			logStep("generated %d edges in %v", len(el.Src), time.Since(t))
 			if text {
 				return writeEdgeText(cmd.Context(), out, el)
@@ -59,8 +69,8 @@ of docs/FORMAT.md (temporary file renamed at the end):
 			return writeDataset(cmd.Context(), out, &dataset{edges: el, undirected: undirected}, level)
 		},
 	}
-	rmat.Flags().IntVar(&scale, "scale", 16, "log2 of the node count")
-	rmat.Flags().IntVar(&ef, "edge-factor", 16, "edges per node")
+	intFlag(rmat.Flags(), &scale, "scale", "", 16, 1, 34, "log2 of the node count")
+	intFlag(rmat.Flags(), &ef, "edge-factor", "", 16, 1, 1<<16, "edges per node")
 	rmat.Flags().BoolVar(&undirected, "undirected", false, "add the reverse of every edge")
 	rmat.Flags().BoolVar(&text, "text", false, "write the raw edges (duplicates and self loops included) as a text edge list instead, input for weft convert")
 
@@ -68,7 +78,7 @@ of docs/FORMAT.md (temporary file renamed at the end):
 	// the GNN papers after it (20 labelled nodes per class on Cora).
 	var perClass int
 	perClassFlag := func(c *cobra.Command) {
-		c.Flags().IntVar(&perClass, "train-per-class", 0,
+		intFlag(c.Flags(), &perClass, "train-per-class", "", 0, 0, maxCount,
 			"keep only this many training nodes of each class, seeded; the rest stay in the graph, unlabelled for training (0: the whole training split)")
 	}
 
@@ -78,23 +88,27 @@ of docs/FORMAT.md (temporary file renamed at the end):
 		Short: "Stochastic block model for node classification",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if so.Nodes < 1 || so.Blocks < 1 || so.Blocks > so.Nodes {
-				return fmt.Errorf("gen sbm: --nodes %d --blocks %d: want 1 <= blocks <= nodes", so.Nodes, so.Blocks)
+			if so.Blocks > so.Nodes {
+				return fmt.Errorf("gen sbm: --nodes %d --blocks %d: want no more blocks than nodes", so.Nodes, so.Blocks)
 			}
-			el, labels, feat := graph.SBM(so, seed)
-			d, err := classified(el, labels, feat, so.FeatDim, perClass, seed)
+			n := int64(so.Nodes)
+			m := int64(min((so.DegIn+so.DegOut)*float64(n), 1<<62))
+			d, err := generate(cmd.Context(), out, size{n, m, 16*n + 4*n*int64(so.FeatDim)}, func() (*dataset, error) {
+				el, labels, feat := graph.SBM(so, seed)
+				return classified(el, labels, feat, so.FeatDim, perClass, seed)
+			})
 			if err != nil {
 				return fmt.Errorf("gen sbm: %w", err)
 			}
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
-	sbm.Flags().IntVar(&so.Nodes, "nodes", 10000, "nodes")
-	sbm.Flags().IntVar(&so.Blocks, "blocks", 10, "blocks (classes)")
-	sbm.Flags().Float64Var(&so.DegIn, "deg-in", 8, "expected neighbours inside a node's block")
-	sbm.Flags().Float64Var(&so.DegOut, "deg-out", 2, "expected neighbours outside it")
-	sbm.Flags().IntVar(&so.FeatDim, "feat-dim", 32, "feature width")
-	sbm.Flags().Float64Var(&so.Noise, "noise", 1, "feature noise (std. dev.)")
+	intFlag(sbm.Flags(), &so.Nodes, "nodes", "", 10000, 1, maxCount, "nodes")
+	intFlag(sbm.Flags(), &so.Blocks, "blocks", "", 10, 1, maxCount, "blocks (classes)")
+	floatFlag(sbm.Flags(), &so.DegIn, "deg-in", 8, upTo(1e6), "expected neighbours inside a node's block")
+	floatFlag(sbm.Flags(), &so.DegOut, "deg-out", 2, upTo(1e6), "expected neighbours outside it")
+	intFlag(sbm.Flags(), &so.FeatDim, "feat-dim", "", 32, 1, 1<<20, "feature width")
+	floatFlag(sbm.Flags(), &so.Noise, "noise", 1, upTo(1e6), "feature noise (std. dev.)")
 
 	var gop graph.GeoOptions
 	geo := &cobra.Command{
@@ -106,22 +120,25 @@ features as weft gen sbm's (class centroid plus --noise). Fashion-MNIST's
 k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if gop.Nodes < 2 || gop.Classes < 1 || gop.Classes > gop.Nodes || gop.K < 1 || gop.K >= gop.Nodes || gop.FeatDim < 0 {
-				return fmt.Errorf("gen geo: --nodes %d --classes %d --k %d --feat-dim %d: want 1 <= classes <= nodes, 1 <= k < nodes, feat-dim >= 0", gop.Nodes, gop.Classes, gop.K, gop.FeatDim)
+			if gop.Classes > gop.Nodes || gop.K >= gop.Nodes {
+				return fmt.Errorf("gen geo: --nodes %d --classes %d --k %d: want classes <= nodes and k < nodes", gop.Nodes, gop.Classes, gop.K)
 			}
-			el, labels, feat := graph.Geo(gop, seed)
-			d, err := classified(el, labels, feat, gop.FeatDim, perClass, seed)
+			n := int64(gop.Nodes)
+			d, err := generate(cmd.Context(), out, size{n, 2 * n * int64(gop.K), 32*n + 4*n*int64(gop.FeatDim)}, func() (*dataset, error) {
+				el, labels, feat := graph.Geo(gop, seed)
+				return classified(el, labels, feat, gop.FeatDim, perClass, seed)
+			})
 			if err != nil {
 				return fmt.Errorf("gen geo: %w", err)
 			}
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
-	geo.Flags().IntVar(&gop.Nodes, "nodes", 10000, "nodes")
-	geo.Flags().IntVar(&gop.Classes, "classes", 10, "classes (regions)")
-	geo.Flags().IntVar(&gop.K, "k", 10, "neighbours per node before symmetrising")
-	geo.Flags().IntVar(&gop.FeatDim, "feat-dim", 32, "feature width")
-	geo.Flags().Float64Var(&gop.Noise, "noise", 1, "feature noise (std. dev.)")
+	intFlag(geo.Flags(), &gop.Nodes, "nodes", "", 10000, 1, maxCount, "nodes")
+	intFlag(geo.Flags(), &gop.Classes, "classes", "", 10, 1, maxCount, "classes (regions)")
+	intFlag(geo.Flags(), &gop.K, "k", "", 10, 1, 1<<16, "neighbours per node before symmetrising")
+	intFlag(geo.Flags(), &gop.FeatDim, "feat-dim", "", 32, 1, 1<<20, "feature width")
+	floatFlag(geo.Flags(), &gop.Noise, "noise", 1, upTo(1e6), "feature noise (std. dev.)")
 
 	var co graph.CSLOptions
 	csl := &cobra.Command{
@@ -129,7 +146,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Short: "Circular skip link graph classification set",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := graph.CSL(co, seed)
+			set, err := generate(cmd.Context(), out, size{}, func() (*graph.CSLSet, error) { return graph.CSL(co, seed) })
 			if err != nil {
 				return fmt.Errorf("gen csl: %w", err)
 			}
@@ -143,8 +160,8 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
-	csl.Flags().IntVar(&co.Nodes, "nodes", 41, "nodes per graph (cycle length)")
-	csl.Flags().IntVar(&co.GraphsPerClass, "graphs-per-class", 15, "graphs per class")
+	intFlag(csl.Flags(), &co.Nodes, "nodes", "", 41, 1, maxCount, "nodes per graph (cycle length)")
+	intFlag(csl.Flags(), &co.GraphsPerClass, "graphs-per-class", "", 15, 1, maxCount, "graphs per class")
 
 	var rows, cols int
 	grid := &cobra.Command{
@@ -152,14 +169,16 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Short: "2-D grid graph",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if rows < 1 || cols < 1 {
-				return fmt.Errorf("gen grid: --rows %d --cols %d: want both >= 1", rows, cols)
+			n := int64(rows) * int64(cols)
+			el, err := generate(cmd.Context(), out, size{n, 4 * n, 0}, func() (*graph.EdgeList, error) { return graph.Grid2D(rows, cols), nil })
+			if err != nil {
+				return fmt.Errorf("gen grid --rows %d --cols %d: %w", rows, cols, err)
 			}
-			return writeDataset(cmd.Context(), out, &dataset{edges: graph.Grid2D(rows, cols), undirected: true}, level)
+			return writeDataset(cmd.Context(), out, &dataset{edges: el, undirected: true}, level)
 		},
 	}
-	grid.Flags().IntVar(&rows, "rows", 100, "rows")
-	grid.Flags().IntVar(&cols, "cols", 100, "columns")
+	intFlag(grid.Flags(), &rows, "rows", "", 100, 1, maxCount, "rows")
+	intFlag(grid.Flags(), &cols, "cols", "", 100, 1, maxCount, "columns")
 
 	var k, limit, project int
 	var dir string
@@ -168,9 +187,6 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Short: "Fashion-MNIST as a k-nearest-neighbour graph with its labels and splits",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if k < 1 {
-				return fmt.Errorf("gen fmnist-knn: --k %d: want at least 1", k)
-			}
 			t := time.Now()
 			ds, err := graph.LoadFashionMNIST(dir, graph.FMNISTOptions{Limit: limit})
 			if err != nil {
@@ -178,8 +194,11 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			}
 			logStep("read %d images from %s in %v", ds.NumNodes(), dir, time.Since(t))
 			bar := progress.Count("k-NN", int64(ds.NumNodes()))
-			el, err := graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, k,
-				graph.KNNOptions{ProjectDim: project, Seed: seed, Progress: bar.Report})
+			n := int64(ds.NumNodes())
+			el, err := generate(cmd.Context(), out, size{n, 2 * n * int64(k), 0}, func() (*graph.EdgeList, error) {
+				return graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, k,
+					graph.KNNOptions{ProjectDim: project, Seed: seed, Progress: bar.Report})
+			})
 			bar.Done()
 			if err != nil {
 				return err
@@ -193,10 +212,10 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
-	fm.Flags().IntVar(&k, "k", 10, "neighbours per image (the graph is then symmetrised)")
+	intFlag(fm.Flags(), &k, "k", "", 10, 1, 1<<16, "neighbours per image (the graph is then symmetrised)")
 	fm.Flags().StringVar(&dir, "dir", graph.FashionMNISTDir, "folder with the four IDX .gz files")
-	fm.Flags().IntVar(&limit, "limit", 0, "take only the first N images of each file (0: all 70,000)")
-	fm.Flags().IntVar(&project, "project", 64, "random projection to this many dimensions before the search (0: exact in 784)")
+	intFlag(fm.Flags(), &limit, "limit", "", 0, 0, maxCount, "take only the first N images of each file (0: all 70,000)")
+	intFlag(fm.Flags(), &project, "project", "", 64, 0, 784, "random projection to this many dimensions before the search (0: exact in 784)")
 
 	for _, c := range []*cobra.Command{sbm, geo, fm} {
 		perClassFlag(c)
@@ -204,6 +223,34 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 	cmd.AddCommand(rmat, sbm, geo, csl, grid, fm)
 	return cmd
 }
+
+// generate runs gen, which computes in memory and writes nothing, so that
+// an interrupt may end the process at once: the generators do not watch
+// for one, and there is nothing to clean up. Writing the result arms its
+// own handler (newOutFile), which removes the temporary file.
+func generate[T any](ctx context.Context, out string, sz size, gen func() (T, error)) (T, error) {
+	var zero T
+	if out == "" {
+		return zero, errors.New("no output file: give -o FILE.h5")
+	}
+	if err := graph.CheckBuild(sz.nodes, sz.edges, sz.extra); err != nil {
+		return zero, err
+	}
+	stop := context.AfterFunc(ctx, func() {
+		fmt.Fprintf(os.Stderr, "\nweft: interrupted; %s not written\n", out)
+		os.Exit(130)
+	})
+	v, err := gen()
+	if !stop() {
+		select {} // the handler is exiting
+	}
+	return v, err
+}
+
+// size is what a generator will allocate, checked against the memory
+// before it starts: nodes, edges (each direction counted), and extra
+// bytes of node data.
+type size struct{ nodes, edges, extra int64 }
 
 // classified is an undirected generated graph with its labels, features
 // and a 60/20/20 random split (gen sbm, gen geo), its training split cut

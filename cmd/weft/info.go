@@ -10,12 +10,19 @@ import (
 )
 
 func infoCmd() *cobra.Command {
-	return &cobra.Command{
+	var quick bool
+	cmd := &cobra.Command{
 		Use:   "info [FILE.h5]",
 		Short: "Summarise a graph dataset file, or show how this rank was launched",
 		Long: `With a file: print a summary of a graph dataset in Weft's HDF5 layout (sizes,
 degree statistics, node data, splits, partitions present, and each dataset
-with its type, shape, size and compression).
+with its type, shape, size and compression). Then every value is read (a
+slab at a time) and what ReadGraph and train would refuse is listed under
+"problems": neighbour ids out of range, non-finite features or encodings,
+split ids or assignments out of range, broken splits and partitions; the
+exit status is 1 when there is any. Objects under /split and /partition that
+are not splits or partitions are listed as "ignored", as the format says.
+--quick skips reading the values.
 
 Without: detect the launcher, meet the other ranks and connect to every one
 of them, then print one line per rank (in rank order): launcher, rank, size,
@@ -24,7 +31,7 @@ peer (self, shm or tcp). A quick check of a new launch setup.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				return fileInfo(cmd.OutOrStdout(), args[0])
+				return fileInfo(cmd.OutOrStdout(), args[0], quick)
 			}
 			ctx := cmd.Context()
 			c, err := collective.Open(ctx)
@@ -53,6 +60,8 @@ peer (self, shm or tcp). A quick check of a new launch setup.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&quick, "quick", false, "with a file: summarise only, without reading every value")
+	return cmd
 }
 
 // launchLine is what weft info prints for a rank: how it was launched, where

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -14,14 +13,18 @@ import (
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/internal/progress"
+	"github.com/weft-hpc/weft/internal/tmpfile"
 )
 
 // outFile is where a command writes its result: a temporary file beside
-// the final path, renamed over it only when everything succeeded, removed
-// on failure and at once on an interrupt, so no half-written file is ever
-// left under the name the user asked for.
+// the final path (package tmpfile names it .NAME.weft-tmp-PID-HOST, and the
+// next run removes it if this process dies without doing so), renamed over
+// the final path only when everything succeeded, removed on failure and at
+// once on an interrupt, so no half-written file is ever left under the
+// name the user asked for.
 type outFile struct {
 	final, tmp string
+	t          *tmpfile.File
 	stop       func() bool
 }
 
@@ -29,35 +32,28 @@ func newOutFile(ctx context.Context, final string) (*outFile, error) {
 	if final == "" {
 		return nil, fmt.Errorf("no output file: give -o FILE.h5")
 	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+	t, err := tmpfile.New(final, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", final, err)
 	}
-	f.Close()
-	// CreateTemp makes the file private; the result gets the mode any
-	// new file would (0666 less the umask).
-	mask := syscall.Umask(0)
-	syscall.Umask(mask)
-	if err := os.Chmod(f.Name(), 0o666&^os.FileMode(mask)); err != nil {
-		os.Remove(f.Name())
-		return nil, fmt.Errorf("output %s: %w", final, err)
+	for _, p := range t.Removed {
+		logStep("removed %s, left by a weft process that has ended", p)
 	}
-	o := &outFile{final: final, tmp: f.Name()}
+	o := &outFile{final: final, tmp: t.Path, t: t}
 	o.stop = context.AfterFunc(ctx, func() {
-		os.Remove(o.tmp)
+		t.Abort()
 		fmt.Fprintf(os.Stderr, "\nweft: interrupted; %s not written\n", final)
 		os.Exit(130)
 	})
 	return o, nil
 }
 
-// commit renames the temporary file to the final name.
+// commit syncs the temporary file and renames it to the final name.
 func (o *outFile) commit() error {
 	if !o.stop() {
 		select {} // the interrupt handler is removing the file and exiting
 	}
-	if err := os.Rename(o.tmp, o.final); err != nil {
-		os.Remove(o.tmp)
+	if err := o.t.Commit(); err != nil {
 		return fmt.Errorf("output %s: %w", o.final, err)
 	}
 	return nil
@@ -66,7 +62,7 @@ func (o *outFile) commit() error {
 // abort removes the temporary file (after a failure).
 func (o *outFile) abort() {
 	if o.stop() {
-		os.Remove(o.tmp)
+		o.t.Abort()
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +41,10 @@ bytes that cross the network per epoch. Peak memory is the growth of the
 resident set during the partitioner (sampled every 2 ms), not the process peak.
 
 Nothing is written until every partition and metric is computed; an existing
-partition name is refused unless --force.`,
+partition name is refused unless --force. The partitions are written into a
+copy of FILE.h5 beside it, which is renamed over the original when complete:
+a failure, a full disk or a killed process leaves the file as it was (this
+needs free space for the copy).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -81,6 +85,9 @@ partition name is refused unless --force.`,
 				if _, ok := sum.Partitions[names[i]]; ok && !force {
 					return fmt.Errorf("partition %s: /partition/%s already exists (use --force to replace it or --name for another)", path, names[i])
 				}
+				if err, ok := sum.Broken[hdf5io.GroupPartition+"/"+names[i]]; ok && !force {
+					return fmt.Errorf("partition %s: /partition/%s exists but cannot be read (%v); use --force to replace it or --name for another", path, names[i], err)
+				}
 			}
 			g, train, trainFrom, err := readForPartition(path, sum, cmd.Flags().Changed("train-fraction"), trainFrac, seed)
 			if err != nil {
@@ -119,6 +126,7 @@ partition name is refused unless --force.`,
 			if err := cmd.Context().Err(); err != nil {
 				return fmt.Errorf("partition %s: interrupted, nothing written: %w", path, err)
 			}
+			parts := map[string]hdf5io.Partition{}
 			for _, r := range rows {
 				attrs := r.m.Map()
 				attrs["seconds"] = r.res.Seconds
@@ -129,10 +137,13 @@ partition name is refused unless --force.`,
 				for h, f := range fan {
 					attrs["fanout_"+strconv.Itoa(h)] = float64(f)
 				}
-				err := hdf5io.WritePartition(path, r.name, hdf5io.Partition{Assign: r.res.Assign, NumParts: k, Metrics: attrs})
-				if err != nil {
-					return fmt.Errorf("partition %s: writing /partition/%s: %w", path, r.name, err)
-				}
+				parts[r.name] = hdf5io.Partition{Assign: r.res.Assign, NumParts: k, Metrics: attrs}
+			}
+			// All partitions in one update of a copy of the file, renamed
+			// over it: a failure, a full disk or a kill leaves the file as
+			// it was.
+			if err := hdf5io.WritePartitions(path, parts); err != nil {
+				return fmt.Errorf("partition %s: writing %s (file left unchanged): %w", path, strings.Join(slices.Sorted(maps.Keys(parts)), ", "), err)
 			}
 			printPartTable(cmd.OutOrStdout(), rows, k)
 			return nil
@@ -140,17 +151,17 @@ partition name is refused unless --force.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&algo, "algo", "bgl", "partitioner: bgl, metis or random")
-	f.IntVarP(&k, "parts", "k", 8, "number of parts")
+	intFlag(f, &k, "parts", "k", 8, 1, maxRanks, "number of parts")
 	f.StringVar(&fanout, "fanout", "15,10,5", "sampling fanouts, first hop first")
 	f.StringVar(&name, "name", "", "partition name (default: the algorithm's; with --compare a prefix)")
 	f.BoolVar(&force, "force", false, "replace an existing partition of the same name")
 	f.Uint64Var(&seed, "seed", 1, "random seed (partitioners, training nodes, sampling)")
 	f.BoolVar(&compare, "compare", false, "run bgl, metis and random and print them side by side")
-	f.Float64Var(&trainFrac, "train-fraction", 0.1, "fraction of nodes drawn as training nodes without /split/train (given explicitly: even with one)")
-	f.IntVar(&batch, "batch-size", 1000, "mini-batch size of the sampling simulation")
-	f.IntVar(&sampleSeeds, "sample-seeds", 3, "sampled epochs averaged")
-	f.IntVar(&featDim, "feat-dim", 0, "feature width in float32 for the traffic bytes (0: the file's, or 128)")
-	f.IntVar(&haloHops, "halo-hops", 1, "depth of the halo metric (-1: skip)")
+	floatFlag(f, &trainFrac, "train-fraction", 0.1, span{lo: 0, hi: 1, openLo: true}, "fraction of nodes drawn as training nodes without /split/train (given explicitly: even with one)")
+	intFlag(f, &batch, "batch-size", "", 1000, 1, maxCount, "mini-batch size of the sampling simulation")
+	intFlag(f, &sampleSeeds, "sample-seeds", "", 3, 1, 1000, "sampled epochs averaged")
+	intFlag(f, &featDim, "feat-dim", "", 0, 0, 1<<20, "feature width in float32 for the traffic bytes (0: the file's, or 128)")
+	intFlag(f, &haloHops, "halo-hops", "", 1, -1, 64, "depth of the halo metric (-1: skip)")
 	return cmd
 }
 

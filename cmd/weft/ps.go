@@ -25,18 +25,18 @@ type psFlags struct {
 
 func (f *psFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.IntVar(&f.cfg.Workers, "workers", 2, "worker ranks (the first ranks; worker 0 also runs the scheduler)")
-	fs.IntVar(&f.cfg.Servers, "servers", 4, "active server ranks at the start")
-	fs.IntVar(&f.cfg.Standby, "standby", 0, "standby server ranks that scale-out may activate")
+	intFlag(fs, &f.cfg.Workers, "workers", "", 2, 1, maxRanks, "worker ranks (the first ranks; worker 0 also runs the scheduler)")
+	intFlag(fs, &f.cfg.Servers, "servers", "", 4, 1, maxRanks, "active server ranks at the start")
+	intFlag(fs, &f.cfg.Standby, "standby", "", 0, 0, maxRanks, "standby server ranks that scale-out may activate")
 	fs.StringVar(&f.params, "params", "25M", "float32 parameters in all (the MLP, padded to this size)")
 	fs.StringVar(&f.partition, "partition", "", "bytes per key (default WEFT_PS_PARTITION_BYTES or 4096000)")
-	fs.IntVar(&f.cfg.Hidden, "hidden", 64, "MLP hidden units")
-	fs.IntVar(&f.cfg.Batch, "batch", 32, "images per worker per step")
-	fs.IntVar(&f.cfg.Steps, "steps", 60, "training steps")
+	intFlag(fs, &f.cfg.Hidden, "hidden", "", 64, 1, 1<<20, "MLP hidden units")
+	intFlag(fs, &f.cfg.Batch, "batch", "", 32, 1, 1<<20, "images per worker per step")
+	intFlag(fs, &f.cfg.Steps, "steps", "", 60, 1, maxCount, "training steps")
 	fs.StringVar(&f.opt, "opt", "momentum", "server optimizer: sgd, momentum, adam")
-	fs.Float64Var(&f.lr, "lr", 0.05, "learning rate")
-	fs.Float64Var(&f.cfg.LinkRate, "link-rate", 0, "emulated per-server link in bytes/s, e.g. 5e8 (0: none; WEFT_PS_LINK_RATE)")
-	fs.IntVar(&f.cfg.PSLD.Window, "window", 0, "PSLD trial window in steps (default 5)")
+	floatFlag(fs, &f.lr, "lr", 0.05, above0(100), "learning rate")
+	floatFlag(fs, &f.cfg.LinkRate, "link-rate", 0, upTo(1e15), "emulated per-server link in bytes/s, e.g. 5e8 (0: none; WEFT_PS_LINK_RATE)")
+	intFlag(fs, &f.cfg.PSLD.Window, "window", "", 0, 0, maxCount, "PSLD trial window in steps (default 5)")
 	fs.Int64Var(&f.cfg.PSLD.Seed, "seed", 0, "PSLD exploration seed (default 1)")
 }
 
@@ -48,6 +48,9 @@ func (f *psFlags) resolve() error {
 	f.cfg.Params = n
 	if f.partition != "" {
 		b, err := units.ParseSize(f.partition)
+		if err == nil && b < 4 {
+			err = fmt.Errorf("%d bytes: want at least 4 (one float32)", b)
+		}
 		if err != nil {
 			return fmt.Errorf("--partition: %w", err)
 		}
@@ -58,10 +61,13 @@ func (f *psFlags) resolve() error {
 	return nil
 }
 
+// maxParams bounds --params: 4e9 float32 are 16 GB on every worker.
+const maxParams = 4_000_000_000
+
 // parseCount parses an element count with an optional decimal suffix:
 // "25M" is 25,000,000.
 func parseCount(s string) (int, error) {
-	mult := 1.0
+	given, mult := s, 1.0
 	if n := len(s); n > 0 {
 		switch s[n-1] {
 		case 'k', 'K':
@@ -73,8 +79,8 @@ func parseCount(s string) (int, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a count (e.g. 25M)", s)
+	if err != nil || !(v*mult >= 1 && v*mult <= maxParams) {
+		return 0, fmt.Errorf("%q: want a count from 1 to 4G (e.g. 25M)", given)
 	}
 	return int(v * mult), nil
 }
@@ -195,9 +201,9 @@ step time over each run with PSLD's detections and decisions.`,
 	}
 	f.register(cmd)
 	fs := cmd.Flags()
-	fs.IntVar(&f.cfg.Onset, "onset", 8, "step at which the straggler starts")
-	fs.IntVar(&f.cfg.Straggler, "straggler", 0, "server index to slow down (default: the last)")
-	fs.Float64Var(&f.cfg.Factor, "factor", 3, "slowdown factor of the straggler")
+	intFlag(fs, &f.cfg.Onset, "onset", "", 8, 0, maxCount, "step at which the straggler starts")
+	intFlag(fs, &f.cfg.Straggler, "straggler", "", 0, 0, maxRanks, "server index to slow down (default: the last)")
+	floatFlag(fs, &f.cfg.Factor, "factor", 3, span{lo: 1, hi: 1e6}, "slowdown factor of the straggler")
 	fs.BoolVar(&f.cfg.CPU, "cpu", false, "the straggler burns CPU (contention) instead of sleeping")
 	fs.StringVar(&csvPath, "csv", "", "write every run's step times (ms) into this CSV file")
 	fs.StringVar(&plotPath, "plot", "", "write step time over the runs into this .png/.svg file")

@@ -87,20 +87,20 @@ have carried its bytes.`,
 	f.StringVar(&o.fuse, "fuse", "auto", "spgnn: auto (drop an encoding whose awareness gain, stored by weft encode, is below 0.01) or all")
 	f.StringVar(&o.fanout, "fanout", "10,5", "neighbours sampled per hop, first hop first (-1: all)")
 	f.StringVar(&o.evalFanout, "eval-fanout", "", "neighbours per hop for the valid and test accuracy (-1,-1: all, DGL's full-neighbour inference; default --fanout)")
-	f.IntVar(&o.batch, "batch", 1024, "seed nodes per batch and rank")
-	f.IntVar(&o.epochs, "epochs", 3, "epochs")
-	f.IntVar(&o.hidden, "hidden", 128, "hidden features")
-	f.Float64Var(&o.lr, "lr", 0.003, "Adam learning rate")
-	f.Float64Var(&o.dropout, "dropout", 0.5, "dropout between layers (sage, gcn)")
+	intFlag(f, &o.batch, "batch", "", 1024, 1, maxCount, "seed nodes per batch and rank")
+	intFlag(f, &o.epochs, "epochs", "", 3, 1, maxCount, "epochs")
+	intFlag(f, &o.hidden, "hidden", "", 128, 1, 1<<16, "hidden features")
+	floatFlag(f, &o.lr, "lr", 0.003, above0(100), "Adam learning rate")
+	floatFlag(f, &o.dropout, "dropout", 0.5, span{lo: 0, hi: 1, openHi: true}, "dropout between layers (sage, gcn)")
 	f.StringVar(&o.cache, "cache", "20%", "feature cache budget of each rank: a share of the whole graph's features (20%) or bytes (64M)")
 	f.StringVar(&o.policy, "cache-policy", "", "fifo (BGL), static (degree-ordered, PaGraph), hybrid (static's cache of the halo in front of a FIFO of the rest) or none; default by --pipeline")
-	f.Float64Var(&o.staticShare, "cache-static-share", 0, "hybrid: the static part's share of the budget, in (0, 1) (0: the halo, as far as it fits)")
+	floatFlag(f, &o.staticShare, "cache-static-share", 0, span{lo: 0, hi: 1, openHi: true}, "hybrid: the static part's share of the budget, in (0, 1) (0: the halo, as far as it fits)")
 	f.StringVar(&o.order, "order", "", "proximity (BGL) or shuffle; default by --pipeline")
 	f.StringVar(&o.pipe, "pipeline", "bgl", "bgl or baseline")
-	f.IntVar(&o.roots, "roots", 0, "BFS traversals taking turns in the proximity order (0: --batch/4, about 4 seeds of each per batch)")
-	f.Float64Var(&o.gbps, "net-gbps", 0, "emulate a network card of this many Gbit/s per rank (0: no throttling)")
+	intFlag(f, &o.roots, "roots", "", 0, 0, maxCount, "BFS traversals taking turns in the proximity order (0: --batch/4, about 4 seeds of each per batch)")
+	floatFlag(f, &o.gbps, "net-gbps", 0, upTo(1e6), "emulate a network card of this many Gbit/s per rank (0: no throttling)")
 	f.StringVar(&o.affinity, "affinity", "auto", "bind each stage's threads to its CPUs: on, off, or auto (on when this is the host's only rank)")
-	f.IntVar(&o.ranks, "ranks", 0, "run N ranks as goroutines of this process instead of under a launcher")
+	intFlag(f, &o.ranks, "ranks", "", 0, 0, maxLocal, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
 	f.BoolVar(&o.useLabels, "use-labels", false, "sage, gcn, mlp: the label trick: training nodes' one-hot labels are input columns, masked for the batch's seeds")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to FILE.RANK (FILE.0 for all ranks with --ranks)")
@@ -142,7 +142,7 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 			}()
 		}
 		wg.Wait()
-		return errors.Join(errs...)
+		return joinUnique(errs)
 	}
 	c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))
 	if err != nil {
@@ -157,6 +157,20 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	return o.run(ctx, job, c)
 }
 
+// joinUnique joins the ranks' errors, each message once: goroutine ranks
+// that refuse the same option all say the same.
+func joinUnique(errs []error) error {
+	var out []error
+	seen := map[string]bool{}
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
+}
+
 // job turns the flags into the package's options.
 func (o *gnnOptions) job() (*train.Job, error) {
 	fanouts, err := gnnFanouts("--fanout", o.fanout)
@@ -168,10 +182,6 @@ func (o *gnnOptions) job() (*train.Job, error) {
 		if evalFanouts, err = gnnFanouts("--eval-fanout", o.evalFanout); err != nil {
 			return nil, err
 		}
-	}
-	// 0 would ask the package for its default; the flags have theirs.
-	if o.batch < 1 || o.epochs < 1 || o.hidden < 1 {
-		return nil, fmt.Errorf("train gnn: --batch %d --epochs %d --hidden %d: all must be positive", o.batch, o.epochs, o.hidden)
 	}
 	return train.NewJob(train.Options{
 		Data: o.data, Partition: o.partition, Model: o.kind, Fuse: o.fuse,
@@ -211,6 +221,7 @@ func (o *gnnOptions) flagError(err error) error {
 		"Data": {"data", o.data}, "Partition": {"partition", o.partition}, "Model": {"model", o.kind}, "Fuse": {"fuse", o.fuse},
 		"Fanouts": {"fanout", o.fanout}, "EvalFanouts": {"eval-fanout", o.evalFanout},
 		"Batch": {"batch", o.batch}, "Epochs": {"epochs", o.epochs}, "Hidden": {"hidden", o.hidden},
+		"LR": {"lr", o.lr}, "Dropout": {"dropout", o.dropout}, "Roots": {"roots", o.roots},
 		"UseLabels": {"use-labels", nil}, "Pipeline": {"pipeline", o.pipe}, "Order": {"order", o.order},
 		"Cache": {"cache", o.cache}, "CachePolicy": {"cache-policy", o.policy}, "StaticShare": {"cache-static-share", o.staticShare},
 		"Affinity": {"affinity", o.affinity},

@@ -77,7 +77,7 @@ func TestTrainGNNBadFlags(t *testing.T) {
 		{"--model gat", "--model"},
 		{"--cache 200%", "--cache"},
 		{"--cache-policy lru", "--cache-policy"},
-		{"--cache-policy hybrid --cache-static-share 2", "--cache-static-share 2"},
+		{"--cache-policy hybrid --cache-static-share 2", `"2" for "--cache-static-share" flag`},
 		{"--cache-static-share 0.5", "--cache-static-share"},
 		{"--ranks 2 --partition nosuch", "nosuch"},
 		{"--ranks 2", "--partition"},

@@ -3,6 +3,7 @@ package train
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -177,6 +178,15 @@ func (o *Options) check() error {
 			return optionError(f.name, f.v, "want a positive count")
 		}
 	}
+	if !(o.LR > 0) || math.IsInf(o.LR, 0) {
+		return optionError("LR", o.LR, "want a positive number")
+	}
+	if !(o.Dropout >= 0 && o.Dropout < 1) {
+		return optionError("Dropout", o.Dropout, "want a probability in [0, 1)")
+	}
+	if o.Roots < 0 {
+		return optionError("Roots", o.Roots, "want a count, or 0 for --batch/4")
+	}
 	switch o.Model {
 	case "sage", "gcn", "mlp":
 	case "spgnn":
@@ -203,7 +213,7 @@ func cacheBudget(s string, total int64) (int64, error) {
 	t := strings.TrimSpace(s)
 	if p, ok := strings.CutSuffix(t, "%"); ok {
 		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || v < 0 || v > 100 {
+		if err != nil || !(v >= 0 && v <= 100) {
 			return 0, bad
 		}
 		return int64(v / 100 * float64(total)), nil
@@ -215,7 +225,7 @@ func cacheBudget(s string, total int64) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || v > (1<<62)/mult {
 		return 0, bad
 	}
 	return v * mult, nil

@@ -254,6 +254,16 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 func (j *Job) loadShard(size, rank int) (*dist.Shard, error) {
 	o := &j.o
 	if o.Partition != "" {
+		// A rank count that does not match the parts is the cause of
+		// everything that would fail after it: every rank says so first.
+		sum, err := hdf5io.Stat(o.Data)
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := sum.Partitions[o.Partition]; ok && p.NumParts != size {
+			return nil, optionError("Partition", o.Partition, "has %d parts but %d ranks run: one part per rank (weft partition -k %d --name NAME %s makes one for %d ranks)",
+				p.NumParts, size, size, o.Data, size)
+		}
 		return dist.Load(o.Data, o.Partition, rank, dist.LoadOptions{Extra: j.extraNames()})
 	}
 	if size > 1 {

@@ -527,3 +527,73 @@ func TestCloseDoesNotWaitForUnusedConnections(t *testing.T) {
 		t.Errorf("Close took %v with an unused connection open", el)
 	}
 }
+
+// TestStrangersDoNotDelay opens connections that never speak, that send
+// garbage, and that send a request header a byte at a time (net/http
+// reports such a connection as StateNew until the header is whole), and checks
+// that a real client's Put and Get, and Close, are not held up by them.
+func TestStrangersDoNotDelay(t *testing.T) {
+	logs := &logRecorder{}
+	s := Serve(listen(t), testToken, logs.logf)
+	addr := strings.TrimPrefix(s.URL(), "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		return c
+	}
+	for range 100 {
+		dial() // silent
+	}
+	for i := range 20 {
+		fmt.Fprintf(dial(), "\x16\x03\x01garbage %d\r\n\r\n", i) // a TLS hello, say
+	}
+	slow := dial()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // a request line that never ends, bounded by stop
+		defer wg.Done()
+		for i := 0; i < 1000; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := slow.Write([]byte("G")); err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := NewClient(s.URL(), testToken)
+	start := time.Now()
+	if err := c.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Get(ctx, "k")
+	if err != nil || string(got) != "v" {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("Put and Get took %v among strangers", el)
+	}
+	start = time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("Close took %v among strangers", el)
+	}
+}

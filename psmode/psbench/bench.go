@@ -158,6 +158,14 @@ func runOne(ctx context.Context, cfg *Config, data *graph.FMNIST, run *Run, res 
 // LoadData reads Fashion-MNIST for cfg.
 func LoadData(cfg *Config) (*graph.FMNIST, error) {
 	cfg.defaults()
+	for _, v := range []struct {
+		name   string
+		n, min int
+	}{{"Params", cfg.Params, 1}, {"Hidden", cfg.Hidden, 1}, {"Batch", cfg.Batch, 1}, {"Steps", cfg.Steps, 1}, {"Onset", cfg.Onset, 0}, {"Standby", cfg.Standby, 0}} {
+		if v.n < v.min {
+			return nil, fmt.Errorf("psbench: %s = %d: want at least %d", v.name, v.n, v.min)
+		}
+	}
 	data, err := graph.LoadFashionMNIST(cfg.DataDir, graph.FMNISTOptions{Limit: cfg.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("psbench: %w", err)

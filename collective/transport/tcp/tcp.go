@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -167,43 +168,118 @@ func Connect(ctx context.Context, cfg Config) (*Transport, error) {
 	return t, nil
 }
 
+// maxPending bounds the connections whose handshake is under way: a port
+// scanner or a stuck client holds one for at most handshakeWait, and at
+// the bound the one that has waited longest is dropped for the newcomer
+// (a real peer says who it is within a millisecond, so the oldest is a
+// stranger; a real peer that was dropped dials again).
+const maxPending = 64
+
+// handshakeWait is how long an accepted connection has to say who it is.
+// A real peer sends its Hello as soon as it connects.
+const handshakeWait = 10 * time.Second
+
+// acceptAll accepts until every higher rank is connected. Each handshake
+// runs on a goroutine of its own, so that a silent or slow connection
+// never delays a real peer's.
 func acceptAll(ctx context.Context, cfg Config, t *Transport, mu *sync.Mutex, logf func(string, ...any)) error {
 	ln := cfg.Listener
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	defer ln.Close()
+	type accepted struct {
+		peer int
+		l    *link
+		err  error
+	}
 	need := cfg.Size - 1 - cfg.Rank
+	// Only a real peer's handshake succeeds, once per rank, so at most
+	// need arrive here and none waits to be heard.
+	done := make(chan accepted, max(need, 1))
+	claimed := make(map[int]bool) // ranks whose handshake succeeded; guarded by mu
+	var pmu sync.Mutex
+	var pending []net.Conn // handshakes under way, oldest first; guarded by pmu
+	var wg sync.WaitGroup
+	hctx, cancel := context.WithCancel(ctx)
+	acceptErr := make(chan error, 1)
+	exited := make(chan struct{})
+	defer func() {
+		// No more connections, then the handshakes in flight end at once.
+		ln.Close()
+		<-exited
+		cancel()
+		wg.Wait()
+		close(done)
+		for a := range done { // accepted after an error ended the wait
+			if a.l != nil {
+				a.l.Close()
+			}
+		}
+	}()
+	go func() {
+		defer close(exited)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				acceptErr <- err
+				return
+			}
+			pmu.Lock()
+			if len(pending) >= maxPending {
+				oldest := pending[0]
+				pending = pending[1:]
+				oldest.Close() // its handshake fails and says so
+			}
+			pending = append(pending, c)
+			pmu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				peer, err := handshakeAccept(hctx, c, cfg, t, mu, claimed)
+				pmu.Lock()
+				if i := slices.Index(pending, c); i >= 0 {
+					pending = slices.Delete(pending, i, i+1)
+				}
+				pmu.Unlock()
+				if err != nil {
+					logf("weft: tcp rank %d refused a connection from %s: %v", cfg.Rank, c.RemoteAddr(), err)
+					c.Close()
+					return
+				}
+				l, err := newLink(c.(*net.TCPConn), &cfg)
+				if err != nil {
+					c.Close()
+				}
+				done <- accepted{peer, l, err}
+			}()
+		}
+	}()
 	for need > 0 {
-		c, err := ln.Accept()
-		if err != nil {
+		select {
+		case a := <-done:
+			if a.err != nil {
+				return a.err
+			}
+			mu.Lock()
+			t.links[a.peer] = a.l
+			mu.Unlock()
+			need--
+		case err := <-acceptErr:
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("accepting on %s: %w", ln.Addr(), err)
 		}
-		peer, err := handshakeAccept(c, cfg, t, mu)
-		if err != nil {
-			logf("weft: tcp rank %d refused a connection from %s: %v", cfg.Rank, c.RemoteAddr(), err)
-			c.Close()
-			continue
-		}
-		l, err := newLink(c.(*net.TCPConn), &cfg)
-		if err != nil {
-			c.Close()
-			return err
-		}
-		mu.Lock()
-		t.links[peer] = l
-		mu.Unlock()
-		need--
 	}
 	return nil
 }
 
 // handshakeAccept checks a new connection's Hello and answers it.
-func handshakeAccept(c net.Conn, cfg Config, t *Transport, mu *sync.Mutex) (int, error) {
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+func handshakeAccept(ctx context.Context, c net.Conn, cfg Config, t *Transport, mu *sync.Mutex, claimed map[int]bool) (int, error) {
+	c.SetDeadline(time.Now().Add(handshakeWait))
 	defer c.SetDeadline(time.Time{})
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
 	h, err := wire.ReadHello(c)
 	if err != nil {
 		return 0, err
@@ -226,12 +302,16 @@ func handshakeAccept(c net.Conn, cfg Config, t *Transport, mu *sync.Mutex) (int,
 		return refuse("rank %d should be dialled by rank %d, not dial it", h.From, cfg.Rank)
 	}
 	mu.Lock()
-	dup := t.links[h.From] != nil
+	dup := claimed[int(h.From)]
+	claimed[int(h.From)] = true
 	mu.Unlock()
 	if dup {
 		return refuse("rank %d is already connected", h.From)
 	}
 	if err := wire.WriteReply(c, &wire.Reply{OK: true}); err != nil {
+		mu.Lock()
+		delete(claimed, int(h.From)) // it may dial again
+		mu.Unlock()
 		return 0, err
 	}
 	return int(h.From), nil
@@ -244,10 +324,19 @@ func dial(ctx context.Context, cfg Config, peer int) (*link, error) {
 	for {
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			if err := handshakeDial(c, cfg, peer); err != nil {
+			err = handshakeDial(c, cfg, peer)
+			if err != nil {
 				c.Close()
-				return nil, err
+				// Closed before an answer: the peer dropped it among
+				// strangers on its port (see maxPending), or is not
+				// listening yet. Dial again; a refusal is final.
+				if ctx.Err() != nil || !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) {
+					return nil, err
+				}
+				err = syscall.ECONNREFUSED
 			}
+		}
+		if err == nil {
 			l, err := newLink(c.(*net.TCPConn), &cfg)
 			if err != nil {
 				c.Close()

@@ -206,3 +206,64 @@ func TestConnectNamesMissingRank(t *testing.T) {
 		t.Fatalf("err = %v, want one naming rank 2", err)
 	}
 }
+
+// TestStrangersDoNotDelay: silent, slow and garbage connections to every
+// rank's listener while four ranks connect (a port scanner, a stuck
+// client, another protocol), a hundred of them beyond the bound on
+// handshakes under way: the ranks connect in well under the handshake's
+// 10 s limit, and every link carries frames.
+func TestStrangersDoNotDelay(t *testing.T) {
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	ts := connectAll(t, 4, "job", nil, func(addrs []string) {
+		for _, a := range addrs {
+			for i := range maxPending + 100 {
+				c, err := net.Dial("tcp", a)
+				if err != nil {
+					continue // the backlog is full: the kernel refuses, as it may
+				}
+				held = append(held, c)
+				switch i % 3 {
+				case 1: // slow: half a Hello, then nothing
+					c.Write([]byte("WE")) // the first bytes of "WEFTHELO"
+				case 2: // garbage
+					c.Write([]byte("SSH-2.0-OpenSSH_9.2\r\n"))
+				}
+			}
+		}
+	})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("connecting with strangers on the ports took %v", d)
+	}
+	for r, tr := range ts {
+		for p := range 4 {
+			if p == r {
+				continue
+			}
+			h := wire.Header{Kind: wire.KindData, MsgLen: 3, Len: 3}
+			if err := tr.Link(p).WriteFrame(&h, []byte{1, 2, byte(r)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for r, tr := range ts {
+		for p := range 4 {
+			if p == r {
+				continue
+			}
+			var h wire.Header
+			if err := tr.Link(p).ReadHeader(&h); err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, h.Len)
+			if err := tr.Link(p).ReadPayload(b); err != nil || !bytes.Equal(b, []byte{1, 2, byte(p)}) {
+				t.Fatalf("rank %d from %d: %v %v", r, p, b, err)
+			}
+		}
+	}
+}
