@@ -83,10 +83,15 @@ func oversubscribed(l *driver.Launch) bool {
 // (an allreduce loop ran 70 times slower). Unless the user chose,
 // OMPI_MCA_mpi_yield_when_idle=1 is set in this process's environment, where
 // MPI_Init reads it, and info says so; a user's 0 gets a warning. MPICH has
-// no such switch: warn gives the advice.
+// no such switch: warn gives the advice. Only the host's first rank (local
+// rank 0, or a rank that does not know its local rank) speaks: the advice
+// is the host's, and every rank saying it buried the job's output.
 func adviseYield(l *driver.Launch, mpich bool, info, warn func(string)) {
 	if !oversubscribed(l) {
 		return
+	}
+	if l.LocalRank > 0 {
+		info, warn = func(string) {}, func(string) {}
 	}
 	what := fmt.Sprintf("%d ranks on this host's %d CPUs", l.LocalSize, l.HostCPUs)
 	if mpich {

@@ -83,6 +83,11 @@ func TestAdviseYield(t *testing.T) {
 		t.Errorf("user's 0: info %q warn %q %s=%q, want the user's value kept and a warning", info, warn, yieldVar, os.Getenv(yieldVar))
 	}
 	unset()
+	second := &driver.Launch{LocalRank: 1, LocalSize: 4, HostCPUs: 2}
+	if info, warn := run(second, false); info != "" || warn != "" || os.Getenv(yieldVar) != "1" {
+		t.Errorf("local rank 1 of 4 on 2 CPUs: info %q warn %q %s=%q, want it set to 1 and nothing said (local rank 0 says it)", info, warn, yieldVar, os.Getenv(yieldVar))
+	}
+	unset()
 	if info, warn := run(over, true); info != "" || !strings.Contains(warn, "at most one rank per CPU") || os.Getenv(yieldVar) != "" {
 		t.Errorf("MPICH: info %q warn %q %s=%q, want advice only", info, warn, yieldVar, os.Getenv(yieldVar))
 	}
