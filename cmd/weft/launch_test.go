@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,7 +179,7 @@ var (
 )
 
 // shrink turns a doc line into the test's: the comment dropped, benchmark
-// sizes from 8 bytes to 256 KiB, one training epoch, small generated
+// sizes from 8 bytes to 256 KiB (20 iterations each), one training epoch, small generated
 // graphs, a short parameter-server run, port 29500 replaced by port, the
 // host names node01 and hosts by this host (127.0.0.1, the kit's
 // hostfile), and /tmp/job1 by a file in dir.
@@ -189,9 +190,9 @@ func shrink(l string, port int, dir string) string {
 			nc := sizeFlags.ReplaceAllString(c, "")
 			nc = strings.TrimRight(nc, " ")
 			if strings.HasSuffix(nc, "&") {
-				nc = strings.TrimSuffix(nc, "&") + " -b 8 -e 256K -f 8 &"
+				nc = strings.TrimSuffix(nc, "&") + " -b 8 -e 256K -f 8 -n 20 &"
 			} else {
-				nc += " -b 8 -e 256K -f 8"
+				nc += " -b 8 -e 256K -f 8 -n 20"
 			}
 			l = strings.Replace(l, c, nc, 1)
 		}
@@ -236,23 +237,93 @@ func freePort(t *testing.T) int {
 }
 
 // runLine runs one shell command line in the kit's directory with env
-// added to mpitest's (Open MPI as root, oversubscribed, on loopback) and
-// returns its output; a failure or a run past limit fails the test.
+// added to cleanEnv's and returns its output; a failure or a run past
+// limit fails the test.
 func runLine(t *testing.T, k *kit, line string, limit time.Duration, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", line)
-	cmd.Dir = k.dir
-	cmd.Env = append(mpitest.Env(), append([]string{"WEFT_PROGRESS=0"}, env...)...)
-	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	out, err := shell(ctx, k.dir, line, append([]string{"WEFT_PROGRESS=0"}, env...))
 	if err != nil {
 		t.Fatalf("%s: %v after %v\n%s", line, err, time.Since(start).Round(time.Millisecond), out)
 	}
 	t.Logf("%s: %v", line, time.Since(start).Round(time.Millisecond))
 	return string(out)
+}
+
+// The shell lines running now, each the leader of its process group, so
+// that an interrupted test can end them and what they started (srun,
+// mpirun, torchrun and their ranks): killChildren.
+var (
+	childMu     sync.Mutex
+	children    = map[int]bool{}
+	interrupted bool // killChildren ran: no new line starts
+)
+
+// shell runs bash -c line in dir, in a process group of its own that is
+// ended whole when ctx ends (SIGTERM, then SIGKILL to the shell 10 s
+// later), and returns its combined output.
+func shell(ctx context.Context, dir, line string, env []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "bash", "-c", line)
+	cmd.Dir = dir
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// SIGTERM first: srun then cancels its step, where a killed srun
+	// leaves it to hold the node for a while.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	var out mpitest.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	childMu.Lock()
+	if interrupted {
+		childMu.Unlock()
+		return nil, fmt.Errorf("interrupted")
+	}
+	if err := cmd.Start(); err != nil {
+		childMu.Unlock()
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	children[pid] = true
+	childMu.Unlock()
+	err := cmd.Wait()
+	childMu.Lock()
+	delete(children, pid)
+	childMu.Unlock()
+	return []byte(out.String()), err
+}
+
+// killChildren kills the process groups of the shell lines running now,
+// and keeps new ones from starting.
+func killChildren() {
+	childMu.Lock()
+	defer childMu.Unlock()
+	interrupted = true
+	for pid := range children {
+		syscall.Kill(-pid, syscall.SIGKILL)
+	}
+}
+
+// cleanEnv is mpitest's environment (Open MPI as root, oversubscribed, on
+// loopback) without what would make a launch test's result depend on how
+// the test itself was started: WEFT_* settings, and any launcher's
+// variables (a test run inside a Slurm job would otherwise submit to that
+// job's cluster).
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range mpitest.Env() {
+		drop := false
+		for _, p := range []string{"WEFT_", "SLURM_", "SBATCH_", "SALLOC_", "SRUN_", "PMI_", "PMIX_", "OMPI_COMM_WORLD_", "MPI_LOCAL", "TORCHELASTIC_", "RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT="} {
+			if strings.HasPrefix(kv, p) {
+				drop = true
+			}
+		}
+		if !drop {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // checkRun fails unless out is a benchmark's table with no wrong values
@@ -368,7 +439,7 @@ func TestMPICHLaunch(t *testing.T) {
 			infoLines(t, k, "mpiexec.mpich -n 2 "+bin+" info", 2, "mpich", backend)
 			infoLines(t, k, "mpiexec.mpich -n 4 "+bin+" info", 4, "mpich", backend)
 			for _, l := range []string{
-				"mpiexec.mpich -n 2 " + bin + " bench allreduce -b 8 -e 256K -f 8",
+				"mpiexec.mpich -n 2 " + bin + " bench allreduce -b 8 -e 256K -f 8 -n 20",
 				"mpiexec.mpich -n 4 " + bin + " train gnn --data g.h5 --partition bgl --epochs 1",
 			} {
 				checkRun(t, l, runLine(t, k, l, 3*time.Minute))
