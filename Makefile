@@ -57,7 +57,10 @@ demo-allreduce: deps build
 # Every test: unit tests, the conformance suite over goroutines with -race,
 # over shared memory and TCP under mpirun, in two network-namespace hosts,
 # over the MPI backend (Open MPI, MPICH), the fault tests in separate
-# processes, and the fuzz targets.
+# processes, the launch tests (cmd/weft: every command of docs/LAUNCH.md
+# and the README under mpirun, MPICH's mpiexec, torchrun where PyTorch is
+# installed, and a Slurm cluster of this host the test starts as root),
+# and the fuzz targets.
 test: deps vet
 	$(GOQ) test -race -timeout 30m ./...
 	$(GOQ) test -race -tags mpi -timeout 20m ./collective/mpi/
