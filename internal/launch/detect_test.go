@@ -123,7 +123,7 @@ func TestDetect(t *testing.T) {
 		},
 		{
 			name: "a pmi whose ranks are not srun's is mpich's",
-			env: []string{"PMI_RANK=3", "PMI_SIZE=4", "SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_ID=0"},
+			env:  []string{"PMI_RANK=3", "PMI_SIZE=4", "SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_ID=0"},
 			want: Info{Launcher: MPICH, Rank: 3, Size: 4, LocalRank: -1, LocalSize: -1, NumNodes: -1, PMI: PMI},
 		},
 		{
