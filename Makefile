@@ -16,7 +16,12 @@ export OMPI_MCA_btl_tcp_if_include := lo
 export OMPI_MCA_oob_tcp_if_include := lo
 
 
-.PHONY: all deps build demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi clean
+# The go command through scripts/go-quiet.sh, which drops the C compiler's
+# deprecation warnings of one third-party package (go-nvml's cgo wrappers
+# of NVML's deprecated functions) and passes everything else through.
+GOQ     = GO="$(GO)" scripts/go-quiet.sh
+
+.PHONY: all deps build build-mpich demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi clean
 
 all: build
 
@@ -24,8 +29,15 @@ deps:
 	@scripts/deps.sh
 
 # With Open MPI's headers (pkg-config ompi-c), weft also gets the mpi backend.
-build:
-	$(GO) build $$(pkg-config --exists ompi-c 2>/dev/null && echo -tags mpi) -o bin/weft ./cmd/weft
+build: deps
+	$(GOQ) build $$(pkg-config --exists ompi-c 2>/dev/null && echo -tags mpi) -o bin/weft ./cmd/weft
+
+# weft with the mpi backend linked against MPICH (pkg-config mpich), for
+# mpiexec.mpich and srun --mpi=pmi2; bin/weft's Open MPI starts under
+# mpirun and srun --mpi=pmix (docs/LAUNCH.md).
+build-mpich: deps
+	@pkg-config --exists mpich || { echo "build-mpich: MPICH's headers are missing (Debian: libmpich-dev)"; exit 1; }
+	$(GOQ) build -tags mpi,mpich -o bin/weft-mpich ./cmd/weft
 
 # The main job: distributed GNN training with the BGL pipeline. A
 # Fashion-MNIST k-NN graph (20,000 real images, their labels and splits) is
@@ -45,21 +57,24 @@ demo-allreduce: deps build
 # Every test: unit tests, the conformance suite over goroutines with -race,
 # over shared memory and TCP under mpirun, in two network-namespace hosts,
 # over the MPI backend (Open MPI, MPICH), the fault tests in separate
-# processes, and the fuzz targets.
+# processes, the launch tests (cmd/weft: every command of docs/LAUNCH.md
+# and the README under mpirun, MPICH's mpiexec, torchrun where PyTorch is
+# installed, and a Slurm cluster of this host the test starts as root),
+# and the fuzz targets.
 test: deps vet
-	$(GO) test -race -timeout 30m ./...
-	$(GO) test -race -tags mpi -timeout 20m ./collective/mpi/
+	$(GOQ) test -race -timeout 30m ./...
+	$(GOQ) test -race -tags mpi -timeout 20m ./collective/mpi/
 	$(MAKE) fuzz FUZZTIME=300000x FUZZTIME_SLOW=20000x
 
 test-short: vet
-	$(GO) test -short ./...
+	$(GOQ) test -short ./...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
-	$(GO) vet ./...
+	$(GOQ) vet ./...
 	CGO_ENABLED=0 $(GO) vet ./...
-	if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./...; fi
-	if pkg-config --exists mpich 2>/dev/null; then $(GO) vet -tags mpi,mpich ./collective/mpi/; fi
+	if pkg-config --exists ompi-c 2>/dev/null; then $(GOQ) vet -tags mpi ./...; fi
+	if pkg-config --exists mpich 2>/dev/null; then $(GOQ) vet -tags mpi,mpich ./collective/mpi/; fi
 
 # FUZZTIME is a duration for runs by hand. make test gives counts (300000x):
 # with a duration, Go 1.26's fuzz coordinator can fail a target with a bare

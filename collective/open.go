@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -82,11 +83,14 @@ func init() {
 //	mpi    the system MPI library (Open MPI or MPICH); in binaries built
 //	       with -tags mpi (or -tags mpi,mpich) only
 //	local  a world of this one process
-//	auto   the default: mpi when it is built in and an MPI launcher
-//	       (mpirun, mpiexec) started the process, else tcp
+//	auto   the default: mpi when it is built in, an MPI launcher (mpirun,
+//	       mpiexec, srun --mpi=pmix or pmi2) started the process, and the
+//	       linked library can start under it; else tcp (logged at level
+//	       info when an MPI launch is left to tcp)
 //
 // Open finds this process's rank, the world size and the local rank from
-// the launcher's variables (Open MPI, MPICH/Hydra, Slurm, torchrun, or
+// the launcher's variables (Open MPI, MPICH/Hydra, Slurm (its PMI-2 and
+// PMIx included), torchrun, or
 // WEFT_RANK and WEFT_WORLD_SIZE; WithRank overrides them). A process
 // started by none of them is a world of one. Open is collective: it
 // returns when every rank has joined, or with an error naming what is
@@ -102,10 +106,7 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	name := o.backend
 	if name == "auto" {
-		name = "tcp"
-		if _, ok := backend("mpi"); ok && (l.Launcher == launch.OpenMPI || l.Launcher == launch.MPICH) {
-			name = "mpi"
-		}
+		name = autoBackend(l, o.logger)
 	}
 	open, ok := backend(name)
 	if !ok {
@@ -137,6 +138,30 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	c := newComm(conn, newDomain(conn, *o.timeout), nil, l, newLink(o.link))
 	return c, nil
+}
+
+// autoBackend is the backend "auto" picks: mpi when it is in the binary, an
+// MPI launch started the process (mpirun, mpiexec, or srun with a PMI:
+// --mpi=pmix, --mpi=pmi2, MpiDefault in slurm.conf) and the linked MPI
+// library can start under it (mpi.Check); else tcp. Where the library
+// cannot start, the fallback is logged at level info with the reason.
+func autoBackend(l *driver.Launch, log *slog.Logger) string {
+	if _, ok := backend("mpi"); !ok {
+		return "tcp"
+	}
+	switch {
+	case l.Launcher == launch.OpenMPI, l.Launcher == launch.MPICH:
+	case l.Launcher == launch.Slurm && l.PMI != "":
+	default:
+		return "tcp"
+	}
+	if mpi.Open != nil {
+		if err := mpi.Check(l); err != nil {
+			log.Info("weft: backend auto chose tcp (Weft's own transports), not mpi: " + err.Error())
+			return "tcp"
+		}
+	}
+	return "mpi"
 }
 
 // NewLocal returns n communicators over Weft's in-process transport, one
@@ -194,5 +219,5 @@ func detectLaunch(o *options) (*driver.Launch, error) {
 	host, _ := os.Hostname()
 	return &driver.Launch{Launcher: info.Launcher, Rank: info.Rank, Size: info.Size, LocalRank: info.LocalRank,
 		LocalSize: info.LocalSize, NumNodes: info.NumNodes, JobID: info.JobID, Host: host,
-		MasterAddr: info.MasterAddr, MasterPort: info.MasterPort, HostCPUs: launch.HostCPUs()}, nil
+		MasterAddr: info.MasterAddr, MasterPort: info.MasterPort, PMI: info.PMI, HostCPUs: launch.HostCPUs()}, nil
 }

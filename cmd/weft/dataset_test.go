@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if kitDir != "" {
+		os.RemoveAll(kitDir)
+	}
+	os.Exit(code)
 }
 
 // weft runs the CLI in this process and returns its stdout.

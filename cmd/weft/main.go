@@ -31,8 +31,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -44,6 +46,10 @@ func main() {
 	// The first signal cancels ctx and lets the command clean up; a
 	// second one gets the default action and ends the process at once.
 	context.AfterFunc(ctx, stop)
+	if err := setLogLevel(os.Getenv("WEFT_LOG")); err != nil {
+		fmt.Fprintln(os.Stderr, "weft:", err)
+		os.Exit(2)
+	}
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "weft:", err)
 		if ctx.Err() != nil {
@@ -62,4 +68,20 @@ func newRoot() *cobra.Command {
 	}
 	root.AddCommand(withBenchSapipe(benchCmd()), infoCmd(), genCmd(), convertCmd(), partitionCmd(), encodeCmd(), psCmd(), trainCmd(), gpusCmd())
 	return root
+}
+
+// setLogLevel makes slog's default logger, where the libraries' notes go
+// (gnn/pipeline's, for one), write to stderr at the level WEFT_LOG names
+// (warn when empty), as collective's own logger does: an info note must not
+// reach the terminal of a user who asked for warnings.
+func setLogLevel(name string) error {
+	if name == "" {
+		name = "warn"
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(name))); err != nil {
+		return fmt.Errorf("WEFT_LOG=%q: want error, warn, info or debug", name)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	return nil
 }

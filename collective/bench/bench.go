@@ -229,10 +229,15 @@ func measureOne(ctx context.Context, c *collective.Comm, cfg *Config, bufs *buff
 	// The first size gets a longer untimed round (firstWarmup).
 	warm := max(cfg.Warmup, iters/20)
 	if first {
-		warm = max(warm, iters, firstWarmup(b))
+		warm = max(warm, iters)
 	}
 	for range warm {
 		if err := op(ctx); err != nil {
+			return Run{}, err
+		}
+	}
+	if first {
+		if err := warmFirst(ctx, c, op, warm, firstWarmup(b)); err != nil {
 			return Run{}, err
 		}
 	}
@@ -265,12 +270,42 @@ func measureOne(ctx context.Context, c *collective.Comm, cfg *Config, bufs *buff
 	return run, nil
 }
 
-// firstWarmup is the first size's untimed iterations: at least about 50 ms
-// worth at 1 GB/s plus 10 us an operation, because fresh processes run slow
-// for their first milliseconds (measured: 8-byte allreduce over shared
-// memory 4-5 us in the first 5 ms, 1.9 us after).
+// firstWarmup is the first size's untimed iterations: about 50 ms worth
+// at 1 GB/s plus 10 us an operation, because fresh processes run slow for
+// their first milliseconds (measured: 8-byte allreduce over shared memory
+// 4-5 us in the first 5 ms, 1.9 us after).
 func firstWarmup(bytes int64) int {
 	return int(5e7 / float64(bytes+10000))
+}
+
+// warmFirst runs the first size's extra warm-up: operations up to most in
+// all (done already run), in rounds of 16, until 50 ms have passed on rank
+// 0, which tells the others after each round (a broadcast), so that every
+// rank runs the same count. The count alone assumed 10 us an operation:
+// MPICH's ranks four to two CPUs took 7-20 ms one, and the 5000 operations
+// of an 8-byte first size took 95 s.
+func warmFirst(ctx context.Context, c *collective.Comm, op func(context.Context) error, done, most int) error {
+	start := time.Now()
+	stop := []float64{0}
+	for done < most {
+		for range min(16, most-done) {
+			if err := op(ctx); err != nil {
+				return err
+			}
+			done++
+		}
+		stop[0] = 0
+		if time.Since(start) >= 50*time.Millisecond {
+			stop[0] = 1
+		}
+		if err := c.Broadcast(ctx, collective.Buf(stop), 0); err != nil {
+			return err
+		}
+		if stop[0] == 1 {
+			return nil
+		}
+	}
+	return nil
 }
 
 // combine merges the ranks' times as nccl-tests' -a does.

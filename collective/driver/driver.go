@@ -237,6 +237,7 @@ type Launch struct {
 	Host       string // this host's name
 	MasterAddr string // host of the rendezvous store, when the launcher names one
 	MasterPort int    // its port, 0 when not given
+	PMI        string // what the launcher serves an MPI library: "pmix", "pmi" (PMI-1/PMI-2) or "" (package internal/launch)
 
 	// Filled by the backend.
 	Backend        string   // the Conn's Name

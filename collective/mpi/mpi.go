@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"runtime"
@@ -131,10 +132,20 @@ func open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 	}
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
+	l := cfg.Launch
+	if !lib.started {
+		if err := Check(l); err != nil {
+			return nil, &driver.Failure{Kind: driver.ErrNotBuilt, Culprit: -1, Origin: -1, Msg: err.Error()}
+		}
+		log := cfg.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		adviseYield(l, isMPICH, func(m string) { log.Info(m) }, func(m string) { log.Warn(m) })
+	}
 	if err := startLocked(); err != nil {
 		return nil, err
 	}
-	l := cfg.Launch
 	if err := checkLauncher(l); err != nil {
 		return nil, err
 	}
@@ -197,6 +208,17 @@ func startLocked() error {
 	}
 	return nil
 }
+
+// Check says whether this binary's MPI library can start a world that
+// matches l (from the launcher's variables) without calling MPI, so that
+// a launcher whose process-management interface the library does not
+// speak gets an error saying what to run instead, where MPI_Init would
+// abort the process or start each one alone. Open MPI needs PMIx (its
+// mpirun, srun --mpi=pmix), MPICH the PMI-1/PMI-2 protocol (its mpiexec,
+// srun --mpi=pmi2); a world of one started by no launcher starts either.
+// collective.Open's auto backend falls back to Weft's transports where it
+// fails.
+func Check(l *driver.Launch) error { return startable(l, isMPICH) }
 
 // checkLauncher catches a binary started by another MPI's launcher (built
 // for Open MPI, run by MPICH's mpiexec, or the reverse): each process then

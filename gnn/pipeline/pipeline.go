@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -426,7 +427,13 @@ func (p *Pipeline) plan(sum [NumStages]time.Duration, k int) *Profile {
 	cores := MaxMin(pr.PerBatch[:], len(cpus))
 	if len(cpus) < int(NumStages) {
 		pr.Note = fmt.Sprintf("%d CPUs for %d stages: stages share CPUs", len(cpus), NumStages)
-		p.log.Info("gnn/pipeline: " + pr.Note)
+		// Rank 0 says it at info, the others at debug: the note is
+		// every rank's on a job of like hosts, and once is enough.
+		level := slog.LevelInfo
+		if p.rank > 0 {
+			level = slog.LevelDebug
+		}
+		p.log.Log(context.Background(), level, "gnn/pipeline: rank "+strconv.Itoa(p.rank)+": "+pr.Note)
 	}
 	next := 0
 	for s := range NumStages {

@@ -19,6 +19,21 @@ const (
 	Single   = "single"   // no launcher: one process
 )
 
+// Process-management interfaces reported in Info.PMI: what an MPI library
+// initialising in this process can talk to, to learn its rank and meet the
+// others.
+const (
+	// PMIx: a PMIx server (PMIX_RANK or PMIX_NAMESPACE set). Open MPI's
+	// mpirun serves one, and so does srun --mpi=pmix. Open MPI starts
+	// only under PMIx.
+	PMIx = "pmix"
+	// PMI: the PMI-1 or PMI-2 wire protocol on PMI_FD (or PMI_PORT).
+	// MPICH's Hydra serves it (mpiexec, Intel MPI), and so does srun
+	// --mpi=pmi2 (Slurm's plugin answers PMI-1 too). MPICH starts under
+	// it.
+	PMI = "pmi"
+)
+
 // Info describes how this process was launched.
 type Info struct {
 	Launcher   string   // one of Weft, OpenMPI, MPICH, Torchrun, Slurm, Single
@@ -30,14 +45,20 @@ type Info struct {
 	MasterAddr string   // host of the rendezvous server (rank 0); "" if none given
 	MasterPort int      // its port; 0 if none given (the caller picks one)
 	JobID      string   // the launcher's identity for this job; "" if none
+	PMI        string   // the process-management interface offered to an MPI library: PMIx, PMI, or "" for none
 }
 
 // Detect works out how the process was launched from the environment read
 // through getenv (os.Getenv when nil). An empty value counts as unset.
 //
 // Rank and size come from the first launcher whose variables are present,
-// in this order: WEFT_RANK/WEFT_WORLD_SIZE, Open MPI, MPICH/Hydra/Intel MPI,
-// torchrun, Slurm (srun), else a single process. Launchers nested inside
+// in this order: WEFT_RANK/WEFT_WORLD_SIZE, Open MPI, Slurm's own PMI
+// (srun --mpi=pmi2, or MpiDefault=pmi2 in slurm.conf), MPICH/Hydra/Intel
+// MPI, torchrun, Slurm (srun), else a single process. PMI_RANK and
+// PMI_SIZE are Slurm's when srun started this process as that task
+// (SLURM_STEP_ID set, SLURM_PROCID and SLURM_NTASKS equal to them) and no
+// Hydra variable (MPI_LOCALRANKID, PMI_LOCAL_RANK) is set; the launcher is
+// then Slurm, with Slurm's local rank. Launchers nested inside
 // another come first: srun or sbatch start mpirun and torchrun, never the
 // reverse, so the Slurm variables a process inherits from an outer srun are
 // not its own rank. Slurm fills Nodes, and NumNodes, JobID and MasterAddr
@@ -62,7 +83,7 @@ func Detect(getenv func(string) string) (Info, error) {
 	var info Info
 	found := false
 	for _, detect := range []func(env) (Info, bool, error){
-		detectWeft, detectOpenMPI, detectMPICH, detectTorchrun, detectSlurm,
+		detectWeft, detectOpenMPI, detectSlurmPMI, detectMPICH, detectTorchrun, detectSlurm,
 	} {
 		var err error
 		if info, found, err = detect(e); err != nil {
@@ -87,10 +108,24 @@ func Detect(getenv func(string) string) (Info, error) {
 			return Info{}, err
 		}
 	}
+	if info.PMI == "" {
+		info.PMI = e.pmi()
+	}
 	if err := e.fillMaster(&info); err != nil {
 		return Info{}, err
 	}
 	return info, nil
+}
+
+// pmi is the process-management interface the environment offers.
+func (e env) pmi() string {
+	if name, _ := e.first(varPMIxRank, varPMIxNamespace); name != "" {
+		return PMIx
+	}
+	if name, _ := e.first(varPMIFD, varPMIPort); name != "" {
+		return PMI
+	}
+	return ""
 }
 
 // The variables Detect reads. doc.go lists them with their meaning.
@@ -110,6 +145,7 @@ const (
 	varOMPINumNodes  = "OMPI_MCA_orte_num_nodes"
 	varOMPIJobID     = "OMPI_MCA_ess_base_jobid"
 	varPMIxNamespace = "PMIX_NAMESPACE"
+	varPMIxRank      = "PMIX_RANK"
 
 	varPMIRank        = "PMI_RANK"
 	varPMISize        = "PMI_SIZE"
@@ -118,14 +154,17 @@ const (
 	varMPILocalNRanks = "MPI_LOCALNRANKS"
 	varPMILocalSize   = "PMI_LOCAL_SIZE"
 	varPMIKVSName     = "PMI_KVSNAME"
+	varPMIFD          = "PMI_FD"
+	varPMIPort        = "PMI_PORT"
 
-	varTorchRank      = "RANK"
-	varTorchSize      = "WORLD_SIZE"
-	varTorchLocalRank = "LOCAL_RANK"
-	varTorchLocalSize = "LOCAL_WORLD_SIZE"
-	varTorchRunID     = "TORCHELASTIC_RUN_ID"
-	varMasterAddr     = "MASTER_ADDR"
-	varMasterPort     = "MASTER_PORT"
+	varTorchRank       = "RANK"
+	varTorchSize       = "WORLD_SIZE"
+	varTorchLocalRank  = "LOCAL_RANK"
+	varTorchLocalSize  = "LOCAL_WORLD_SIZE"
+	varTorchRunID      = "TORCHELASTIC_RUN_ID"
+	varTorchAgentStore = "TORCHELASTIC_USE_AGENT_STORE"
+	varMasterAddr      = "MASTER_ADDR"
+	varMasterPort      = "MASTER_PORT"
 
 	varSlurmProcID           = "SLURM_PROCID"
 	varSlurmNTasks           = "SLURM_NTASKS"
@@ -292,7 +331,36 @@ func detectOpenMPI(e env) (Info, bool, error) {
 		return Info{}, false, err
 	}
 	_, info.JobID = e.first(varOMPIJobID, varPMIxNamespace)
+	info.PMI = PMIx
 	return info, true, nil
+}
+
+// detectSlurmPMI applies to a task that srun started with Slurm's PMI-2
+// plugin (srun --mpi=pmi2, or MpiDefault=pmi2): the plugin sets PMI_RANK
+// and PMI_SIZE, as MPICH's Hydra does, but not Hydra's local variables.
+// PMI_RANK and PMI_SIZE must agree with SLURM_PROCID and SLURM_NTASKS; when
+// they do not, the PMI is another launcher's started inside a srun step
+// (Hydra's proxies under srun), and detectMPICH takes it.
+func detectSlurmPMI(e env) (Info, bool, error) {
+	rankVal, sizeVal := e(varPMIRank), e(varPMISize)
+	if rankVal == "" || sizeVal == "" || e(varSlurmProcID) == "" {
+		return Info{}, false, nil
+	}
+	if name, _ := e.first(varMPILocalRankID, varPMILocalRank, varMPILocalNRanks, varPMILocalSize); name != "" {
+		return Info{}, false, nil
+	}
+	if name, _ := e.first(varSlurmStepID, varSlurmStepIDOld); name == "" {
+		return Info{}, false, nil
+	}
+	_, ntVal := e.first(varSlurmNTasks, varSlurmNProcs)
+	if rankVal != e(varSlurmProcID) || sizeVal != ntVal {
+		return Info{}, false, nil
+	}
+	info, found, err := detectSlurm(e)
+	if found && err == nil {
+		info.PMI = PMI
+	}
+	return info, found, err
 }
 
 func detectMPICH(e env) (Info, bool, error) {
@@ -305,6 +373,7 @@ func detectMPICH(e env) (Info, bool, error) {
 	})
 	if found && err == nil {
 		info.JobID = e(varPMIKVSName)
+		info.PMI = PMI
 	}
 	return info, found, err
 }
@@ -320,6 +389,10 @@ func detectTorchrun(e env) (Info, bool, error) {
 	if found && err == nil {
 		if id := e(varTorchRunID); id != noneRunID {
 			info.JobID = id
+		} else if addr, port := e(varMasterAddr), e(varMasterPort); addr != "" && port != "" {
+			// The static rendezvous's run id is "none" in every job;
+			// torchrun's store address is this job's alone while it runs.
+			info.JobID = "torchrun-" + addr + "-" + port
 		}
 	}
 	return info, found, err
@@ -496,9 +569,25 @@ func (e env) fillMaster(info *Info) error {
 			return varErr(name, val, "not a port number (1-65535)")
 		}
 		info.MasterPort = port
+		if name == varMasterPort && info.Launcher == Torchrun && strings.EqualFold(e(varTorchAgentStore), "true") {
+			info.MasterPort = agentStoreAside(port)
+		}
 	}
 	return nil
 }
+
+// agentStoreAside is the port of Weft's store when torchrun's own store
+// holds MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True, torchrun's static
+// rendezvous): 1000 above it, or 1000 below near the top of the range. Two
+// jobs with different MASTER_PORTs get different ports.
+func agentStoreAside(port int) int {
+	if port+torchPortOffset <= 65535 {
+		return port + torchPortOffset
+	}
+	return port - torchPortOffset
+}
+
+const torchPortOffset = 1000
 
 // checkHost accepts a host name or an IP address (IPv6 with or without
 // brackets, returned without them), and refuses "host:port", URLs and

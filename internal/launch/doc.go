@@ -13,10 +13,27 @@
 //  1. weft: WEFT_RANK and WEFT_WORLD_SIZE, set by hand or by a wrapper;
 //     they override whatever launcher also ran.
 //  2. openmpi: mpirun / prterun of Open MPI.
-//  3. mpich: MPICH's Hydra, Intel MPI, Cray PALS (the PMI_* variables).
-//  4. torchrun: torchrun or any torch.distributed env:// launch.
-//  5. slurm: a task started by srun.
-//  6. single: none of the above; rank 0 of 1.
+//  3. slurm, through Slurm's PMI-2 plugin (srun --mpi=pmi2, or plain srun
+//     where slurm.conf says MpiDefault=pmi2): the plugin sets PMI_RANK and
+//     PMI_SIZE as Hydra does. They are Slurm's when srun started this
+//     process as that task (SLURM_STEP_ID set, SLURM_PROCID and
+//     SLURM_NTASKS equal to them) and none of Hydra's local variables
+//     (MPI_LOCALRANKID, MPI_LOCALNRANKS, PMI_LOCAL_RANK, PMI_LOCAL_SIZE) is
+//     set; Slurm's variables then give the local rank and the nodes.
+//  4. mpich: MPICH's Hydra, Intel MPI, Cray PALS (the PMI_* variables).
+//  5. torchrun: torchrun or any torch.distributed env:// launch.
+//  6. slurm: a task started by srun.
+//  7. single: none of the above; rank 0 of 1.
+//
+// # Process-management interface
+//
+// Info.PMI says what an MPI library initialising in this process could
+// talk to: PMIx under Open MPI's mpirun and srun --mpi=pmix (PMIX_RANK or
+// PMIX_NAMESPACE set), PMI under Hydra and srun --mpi=pmi2 (PMI_FD or
+// PMI_PORT: the PMI-1/PMI-2 wire protocol), "" when there is none (plain
+// srun with --mpi=none, torchrun, by hand). Open MPI starts only under
+// PMIx, MPICH under PMI; package collective/mpi checks this before
+// MPI_Init, and collective.Open's auto backend uses it.
 //
 // Launchers that nest come before the ones they nest in: srun starts
 // mpirun's daemons and torchrun agents, so their children inherit Slurm
@@ -34,9 +51,13 @@
 // node of the Slurm step; the port is WEFT_MASTER_PORT, else MASTER_PORT,
 // else 0, which leaves the choice to the caller. Address and port are
 // looked up separately, so WEFT_MASTER_PORT alone gives a fixed port on the
-// first Slurm node. Under torchrun, MASTER_ADDR:MASTER_PORT is normally
-// held by torchrun's own store (TORCHELASTIC_USE_AGENT_STORE): set
-// WEFT_MASTER_PORT to another port there.
+// first Slurm node. Under torchrun's static rendezvous torchrun's own
+// store holds MASTER_ADDR:MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True):
+// when the port comes from MASTER_PORT there, MasterPort is MASTER_PORT +
+// 1000 (MASTER_PORT - 1000 above 64535) instead, so that rank 0 of Weft
+// can listen; WEFT_MASTER_PORT chooses another. torchrun --standalone
+// (TORCHELASTIC_USE_AGENT_STORE=False) leaves MASTER_PORT free, and Weft
+// uses it.
 //
 // # Validation
 //
@@ -68,17 +89,22 @@
 //	OMPI_MCA_ess_base_jobid       JobID, else
 //	PMIX_NAMESPACE                JobID
 //
-// MPICH / Hydra / Intel MPI / Cray PALS:
+// MPICH / Hydra / Intel MPI / Cray PALS, and srun --mpi=pmi2:
 //
 //	PMI_RANK, PMI_SIZE
 //	MPI_LOCALRANKID, else PMI_LOCAL_RANK
 //	MPI_LOCALNRANKS, else PMI_LOCAL_SIZE
-//	PMI_KVSNAME                   JobID
+//	PMI_KVSNAME                   JobID (Hydra 4.0 sets none)
+//	PMI_FD, PMI_PORT              PMI is "pmi"
+//	PMIX_RANK, PMIX_NAMESPACE     PMI is "pmix"
 //
 // torchrun / env://:
 //
 //	RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE
-//	TORCHELASTIC_RUN_ID           JobID; torchrun's placeholder "none" counts as unset
+//	TORCHELASTIC_RUN_ID           JobID; for torchrun's placeholder "none" (the
+//	                              static rendezvous) JobID is
+//	                              torchrun-MASTER_ADDR-MASTER_PORT
+//	TORCHELASTIC_USE_AGENT_STORE  True: torchrun's store holds MASTER_PORT
 //	MASTER_ADDR, MASTER_PORT      master address (read under every launcher)
 //
 // Slurm (srun):
