@@ -20,9 +20,12 @@ per row each), the neighbours are read by one fancy index into the CSR,
 the new nodes are numbered through a node-indexed scratch array (no sort,
 no hash), and the input features are gathered by one index_select. The
 mean aggregation is --agg: "spmm" (a sparse COO matrix of 1/deg weights
-times the source rows, torch.sparse.mm; the fastest here), "scatter"
-(index_select + index_add_) or "gather" (a dense destinations x fanout
-index, padded with weight 0).
+times the source rows, torch.sparse.mm; the fastest here, by 15-25% of
+the model's step over the next), "csr" (the same matrix in CSR, whose
+columns must be sorted first), "scatter" (index_select + index_add_) or
+"gather" (a dense destinations x fanout index, padded with weight 0).
+One thread means one for OpenBLAS and OpenMP too: Debian's torch leaves
+OpenBLAS's threads alone, and they spun on the second core.
 
 Reads the graph from Weft's HDF5 layout with h5py. Prints one line of
 key=value pairs: training nodes/s over the epochs (sampling included),
@@ -31,7 +34,7 @@ same fanouts).
 
 usage: torch_sage.py FILE.h5 [--fanout 10,5] [--batch 512] [--hidden 128]
                      [--epochs 2] [--lr 0.003] [--dropout 0.5] [--threads 1]
-                     [--seed 1] [--agg spmm|scatter|gather]
+                     [--seed 1] [--agg spmm|csr|scatter|gather]
 """
 import argparse
 import os
