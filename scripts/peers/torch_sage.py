@@ -34,7 +34,7 @@ same fanouts).
 
 usage: torch_sage.py FILE.h5 [--fanout 10,5] [--batch 512] [--hidden 128]
                      [--epochs 2] [--lr 0.003] [--dropout 0.5] [--threads 1]
-                     [--seed 1] [--agg spmm|csr|scatter|gather]
+                     [--seed 1] [--agg spmm|csr|scatter|gather] [--eval-each-epoch]
 """
 import argparse
 import os
@@ -55,6 +55,8 @@ def parse_args():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--agg", choices=("spmm", "csr", "scatter", "gather"), default="spmm")
+    ap.add_argument("--eval-each-epoch", action="store_true",
+                    help="valid and test accuracy after every epoch, with the epoch's CPU seconds, one line each")
     a = ap.parse_args()
     try:
         a.fanouts = [int(f) for f in a.fanout.split(",")]
@@ -88,7 +90,7 @@ def load(path):
     try:
         with h5py.File(path, "r") as f:
             g = {k: f[k][()] for k in ("graph/indptr", "graph/indices", "node/feat", "node/label",
-                                       "split/train", "split/test")}
+                                       "split/train", "split/valid", "split/test")}
     except (OSError, KeyError) as e:
         sys.exit(f"torch_sage.py: {path}: {e}")
     g["graph/indptr"] = g["graph/indptr"].astype(np.int64)
@@ -275,9 +277,20 @@ def main(a):
         blocks = [to_torch(b, a.agg, f) for b, f in zip(blocks, fo)]
         return blocks, feat.index_select(0, torch.from_numpy(inputs))
 
+    def accuracy(split):
+        m.eval()
+        correct = 0
+        with torch.no_grad():
+            for i in range(0, len(split), a.batch):
+                seeds = split[i:i + a.batch]
+                blocks, x = batch(seeds)
+                correct += int((m(x, blocks).argmax(1) == label[seeds]).sum())
+        return correct / max(1, len(split))
+
     train = g["split/train"]
-    seen, t0, tsample = 0, time.perf_counter(), 0.0
-    for _ in range(a.epochs):
+    seen, t0, tsample, teval = 0, time.perf_counter(), 0.0, 0.0
+    for ep in range(a.epochs):
+        c0 = time.process_time()
         m.train()
         perm = rng.permutation(train)
         for i in range(0, len(perm), a.batch):
@@ -291,16 +304,20 @@ def main(a):
             loss.backward()
             opt.step()
             seen += len(seeds)
-    elapsed = time.perf_counter() - t0
-    m.eval()
-    correct, test = 0, g["split/test"]
-    with torch.no_grad():
-        for i in range(0, len(test), a.batch):
-            seeds = test[i:i + a.batch]
-            blocks, x = batch(seeds)
-            correct += int((m(x, blocks).argmax(1) == label[seeds]).sum())
+        if a.eval_each_epoch:
+            # as weft train gnn does: valid and test accuracy after every
+            # epoch, outside the training time, and the CPU seconds the
+            # process spent on the epoch (training and accuracy)
+            c1, te = time.process_time(), time.perf_counter()
+            va, ta = accuracy(g["split/valid"]), accuracy(g["split/test"])
+            teval += time.perf_counter() - te
+            c2 = time.process_time()
+            print(f"epoch={ep} train_cpu_s={c1 - c0:.3f} eval_cpu_s={c2 - c1:.3f} cpu_s={c2 - c0:.3f} "
+                  f"valid_acc={va:.4f} test_acc={ta:.4f}", flush=True)
+    elapsed = time.perf_counter() - t0 - teval
+    test = accuracy(g["split/test"])
     print(f"nodes_per_s={seen / elapsed:.0f} seconds={elapsed:.2f} sampling_s={tsample:.2f} "
-          f"train_only_nodes_per_s={seen / (elapsed - tsample):.0f} test_acc={correct / len(test):.4f} loss={float(loss):.4f}")
+          f"train_only_nodes_per_s={seen / (elapsed - tsample):.0f} test_acc={test:.4f} loss={float(loss):.4f}")
 
 
 if __name__ == "__main__":
