@@ -20,8 +20,8 @@ per row each), the neighbours are read by one fancy index into the CSR,
 the new nodes are numbered through a node-indexed scratch array (no sort,
 no hash), and the input features are gathered by one index_select. The
 mean aggregation is --agg: "spmm" (a sparse COO matrix of 1/deg weights
-times the source rows, torch.sparse.mm; the fastest here, by 15-25% of
-the model's step over the next), "csr" (the same matrix in CSR, whose
+times the source rows, torch.sparse.mm; the fastest here, by about 15%
+of the model's step over the next), "csr" (the same matrix in CSR, whose
 columns must be sorted first), "scatter" (index_select + index_add_) or
 "gather" (a dense destinations x fanout index, padded with weight 0).
 One thread means one for OpenBLAS and OpenMP too: Debian's torch leaves
