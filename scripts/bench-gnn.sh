@@ -54,8 +54,8 @@ done
 med() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 awk '{ print $1 }' "$w/s1" | med > "$w/s1w"; awk '{ print $2 }' "$w/s1" | med > "$w/s1t"; awk '{ print $1 / $2 }' "$w/s1" | med > "$w/s1r"
 echo "| median | $(cat "$w/s1w") | | $(cat "$w/s1t") | | | $(awk '{ printf "%.2fx", $1 }' "$w/s1r") (of the pairs) |"
-# The same work timed in CPU seconds, which other processes on the machine
-# change far less than wall time: the process's user + system time over
+# The same work timed in CPU seconds, a second view on a shared machine
+# (other jobs' memory traffic still moves it): the process's user + system time over
 # its second and third epochs (training, then the valid and test accuracy,
 # as weft train gnn does after each epoch; the first epoch holds start-up).
 # cpu_at EPOCHPATTERN CMD...: the process's CPU seconds at each epoch line.
