@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # weft train gnn, measured side by side in one run (docs/BENCHMARKS.md):
 #   1. single process, one thread: Weft's GraphSAGE (sampling included)
-#      against scripts/peers/torch_sage.py, same model, fanouts, batch;
+#      against scripts/peers/torch_sage.py, same model, fanouts, batch,
+#      sampling (each seed's pair alternating; medians of the runs and of
+#      the pairs' ratios);
 #   2. the BGL pipeline (BGL partition, proximity order, FIFO cache,
 #      isolated stages) against the baseline (random partition, shuffled
 #      batches, no cache, stages one after another), 4 ranks, on the
@@ -37,15 +39,50 @@ summ() { awk '$1 ~ /^[0-9]+$/ && NF == 10 { s += $2; n++; t = $10 } END { printf
 if on 1; then
 echo "## 1. one process, one thread: Weft against PyTorch (SBM 100k nodes)"
 [ -f "$w/sbm.h5" ] || bin/weft gen sbm --nodes 100000 --blocks 10 --deg-in 12 --deg-out 8 --feat-dim 32 --noise 4 -o "$w/sbm.h5" 2>/dev/null
-echo "| run | weft nodes/s | weft test acc | torch nodes/s | torch test acc | ratio |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| run | weft nodes/s | weft test acc | torch nodes/s | torch sampling | torch test acc | ratio |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+: > "$w/s1"
 for s in $(seq "$seeds"); do
   read -r wn wa < <(GOMAXPROCS=1 bin/weft train gnn --data "$w/sbm.h5" --ranks 1 --pipeline baseline \
       --fanout 10,5 --batch 512 --hidden 128 --epochs 2 --seed "$s" 2>/dev/null | summ)
   tl=$(/usr/bin/python3 scripts/peers/torch_sage.py "$w/sbm.h5" --fanout 10,5 --batch 512 --hidden 128 --epochs 2 --threads 1 --seed "$s")
   tn=$(sed 's/^nodes_per_s=\([0-9]*\).*/\1/' <<<"$tl"); ta=$(sed 's/.*test_acc=\([0-9.]*\).*/\1/' <<<"$tl")
-  awk -v s="$s" -v wn="$wn" -v wa="$wa" -v tn="$tn" -v ta="$ta" 'BEGIN { printf "| seed %s | %d | %s | %d | %.2f%% | %.2fx |\n", s, wn, wa, tn, 100 * ta, wn / tn }'
+  tsh=$(sed 's/.*seconds=\([0-9.]*\) sampling_s=\([0-9.]*\).*/\2 \1/' <<<"$tl" | awk '{ printf "%.0f%%", 100 * $1 / $2 }')
+  echo "$wn $tn" >> "$w/s1"
+  awk -v s="$s" -v wn="$wn" -v wa="$wa" -v tn="$tn" -v ta="$ta" -v sh="$tsh" 'BEGIN { printf "| seed %s | %d | %s | %d | %s | %.2f%% | %.2fx |\n", s, wn, wa, tn, sh, 100 * ta, wn / tn }'
 done
+med() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+awk '{ print $1 }' "$w/s1" | med > "$w/s1w"; awk '{ print $2 }' "$w/s1" | med > "$w/s1t"; awk '{ print $1 / $2 }' "$w/s1" | med > "$w/s1r"
+echo "| median | $(cat "$w/s1w") | | $(cat "$w/s1t") | | | $(awk '{ printf "%.2fx", $1 }' "$w/s1r") (of the pairs) |"
+# The same work timed in CPU seconds, a second view on a shared machine
+# (other jobs' memory traffic still moves it): the process's user + system time over
+# its second and third epochs (training, then the valid and test accuracy,
+# as weft train gnn does after each epoch; the first epoch holds start-up).
+# cpu_at EPOCHPATTERN CMD...: the process's CPU seconds at each epoch line.
+cpu_at() {
+  local pat=$1 line tck; shift
+  tck=$(getconf CLK_TCK)
+  coproc CPU_RUN { exec "$@" 2>/dev/null; }
+  local pid=$CPU_RUN_PID fd=${CPU_RUN[0]}
+  while IFS= read -r line <&"$fd"; do
+    [[ $line =~ $pat ]] && awk -v t="$tck" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / t }' "/proc/$pid/stat"
+  done
+  wait "$pid" || true
+}
+echo
+echo "CPU seconds for epochs 2 and 3 (training + valid and test accuracy), 4 epochs:"
+echo "| run | weft cpu s | torch cpu s | torch / weft |"
+echo "|---|---:|---:|---:|"
+: > "$w/s1c"
+for s in $(seq "$seeds"); do
+  wc=$(cpu_at '^ +[0-9]+ ' env GOMAXPROCS=1 bin/weft train gnn --data "$w/sbm.h5" --ranks 1 --pipeline baseline \
+      --fanout 10,5 --batch 512 --hidden 128 --epochs 4 --seed "$s" | sed -n '1p;3p' | paste -sd' ' | awk '{ print $2 - $1 }')
+  tc=$(cpu_at '^epoch=' /usr/bin/python3 scripts/peers/torch_sage.py "$w/sbm.h5" --fanout 10,5 --batch 512 --hidden 128 \
+      --epochs 4 --threads 1 --seed "$s" --eval-each-epoch | sed -n '1p;3p' | paste -sd' ' | awk '{ print $2 - $1 }')
+  echo "$wc $tc" >> "$w/s1c"
+  awk -v s="$s" -v a="$wc" -v b="$tc" 'BEGIN { printf "| seed %s | %.2f | %.2f | %.2fx |\n", s, a, b, b / a }'
+done
+echo "| median | $(awk '{ print $1 }' "$w/s1c" | med) | $(awk '{ print $2 }' "$w/s1c" | med) | $(awk '{ print $2 / $1 }' "$w/s1c" | med | awk '{ printf "%.2fx", $1 }') (of the pairs) |"
 fi
 
 [ -f "$w/fm.h5" ] || bin/weft gen fmnist-knn -o "$w/fm.h5" 2>/dev/null

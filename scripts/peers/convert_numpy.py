@@ -5,12 +5,16 @@ Reads a whitespace edge list (comments # and %), drops self loops, sorts
 and deduplicates the edges, builds the CSR and writes the layout of
 docs/FORMAT.md with the same chunking and compression as Weft's default
 (1 MiB chunks, shuffle + deflate level 1), to a temporary file renamed at
-the end. A straightforward script, as a user would write it.
+the end. A straightforward script, as a competent numpy user writes it:
+the text is parsed by numpy's C number reader (np.fromstring with a
+whitespace separator, 3-4x faster than np.loadtxt on 10M edges here), with
+np.loadtxt kept for files whose lines are ragged.
 
 usage: convert_numpy.py EDGES.txt OUT.h5
 """
 import os
 import sys
+import warnings
 
 import h5py
 import numpy as np
@@ -20,9 +24,39 @@ def chunk_rows(itemsize, width=1):
     return max(1, (1 << 20) // (itemsize * width))
 
 
+def read_edges(path):
+    """The first two columns of a whitespace edge list as an (m, 2) int64
+    array; comment lines (# or %) dropped, further columns ignored."""
+    # comment lines at the top (a header) are skipped; comments further
+    # down send the file to the general reader
+    with open(path, "rb") as f:
+        while f.peek(1)[:1] in (b"#", b"%"):
+            f.readline()
+        data = f.read()
+    if b"#" in data or b"%" in data:
+        return loadtxt(path)
+    first = data[:data.find(b"\n")] if b"\n" in data else data
+    cols = len(first.split())
+    rows = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        a = np.fromstring(data, dtype=np.int64, sep=" ")
+    if cols >= 2 and a.size == rows * cols:
+        return a.reshape(rows, cols)[:, :2]
+    # blank or ragged lines, or something that is not an integer: the
+    # general reader, which says where
+    return loadtxt(path)
+
+
+def loadtxt(path):
+    return np.loadtxt(path, dtype=np.int64, comments=("#", "%"), usecols=(0, 1), ndmin=2)
+
+
 def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: convert_numpy.py EDGES.txt OUT.h5")
     src_path, out = sys.argv[1], sys.argv[2]
-    edges = np.loadtxt(src_path, dtype=np.int64, comments=("#", "%"), usecols=(0, 1), ndmin=2)
+    edges = read_edges(src_path)
     src, dst = edges[:, 0], edges[:, 1]
     del edges
     n = int(max(src.max(), dst.max())) + 1 if len(src) else 0
