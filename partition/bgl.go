@@ -94,17 +94,74 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 			ntrain++
 		}
 	}
-	bpart := assignBlocks(bg, k, a.n, ntrain, b.ThesisScore, &opt)
+	// Coarsen the block graph further by heavy-edge matching until about
+	// BlocksPerPart vertices per part remain.
+	target := BlocksPerPart * k
+	maxVW := int64(1.5*float64(a.n)/float64(target)) + 1
+	maxTW := int64(math.MaxInt64)
+	if ntrain > 0 {
+		maxTW = int64(1.5*float64(ntrain)/float64(target)) + 1
+	}
+	levels := []*wgraph{bg}
+	var cmaps [][]int32
+	for lv := 1; levels[len(levels)-1].n > target; lv++ {
+		g := levels[len(levels)-1]
+		c, cmap := g.coarsen(opt.Seed, lv, maxVW, maxTW)
+		if c.n >= g.n {
+			break
+		}
+		levels, cmaps = append(levels, c), append(cmaps, cmap)
+		opt.report("coarsen", int64(lv), 0)
+		if c.n > g.n*19/20 {
+			break // matching stalls (stars of a power-law graph)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	bnd := bounds{maxW: int64(1.1*float64(a.n)/float64(k)) + 1, maxT: -1}
+	if ntrain > 0 {
+		bnd.maxT = int64(1.03*float64(ntrain)/float64(k)) + 1
+	}
+	// The coarsest graph: the paper's greedy block assignment and a
+	// recursive bisection, each balanced and refined; the lower cut wins.
+	top := levels[len(levels)-1]
+	var cpart []int32
+	bestCut := int64(-1)
+	for _, cand := range [][]int32{assignBlocks(top, k, a.n, ntrain, b.ThesisScore, &opt), top.initialKway(k, opt.Seed, 8)} {
+		pw, pt := top.loads(cand, k)
+		top.balance(cand, k, pw, pt, bnd)
+		top.refineGreedy(cand, k, pw, pt, bnd, passes, opt.Seed, len(levels))
+		if c := top.cut(cand); bestCut < 0 || c < bestCut {
+			cpart, bestCut = cand, c
+		}
+	}
+	for i := len(levels) - 2; i >= 0; i-- {
+		g := levels[i]
+		fine := make([]int32, g.n)
+		for v, c := range cmaps[i] {
+			fine[v] = cpart[c]
+		}
+		cpart = fine
+		pw, pt := g.loads(cpart, k)
+		g.balance(cpart, k, pw, pt, bnd)
+		g.refineGreedy(cpart, k, pw, pt, bnd, passes, opt.Seed, i+1)
+		opt.report("refine", int64(len(levels)-i), int64(len(levels)+1))
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	part := make([]int32, a.n)
 	forRanges(a.n, 1<<16, func(lo, hi int64) {
 		for v := lo; v < hi; v++ {
-			part[v] = bpart[block[v]]
+			part[v] = cpart[block[v]]
 		}
 	})
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	refine(ctx, a, part, k, isTrain, passes, &opt)
+	ng := nodeGraph(a, isTrain)
+	pw, pt := ng.loads(part, k)
+	ng.balance(part, k, pw, pt, bnd)
+	ng.refineGreedy(part, k, pw, pt, bnd, passes, opt.Seed, 0)
+	opt.report("refine", int64(len(levels)+1), int64(len(levels)+1))
 	return part, ctx.Err()
 }
 
@@ -243,27 +300,24 @@ func growBlocks(a *adjacency, cap int32, hops int, frac float64, seed uint64, op
 	return block, len(size)
 }
 
-// blockGraph is the coarsened graph: per block its node and training-node
-// counts and its neighbour blocks with the number of edges to each.
-type blockGraph struct {
-	size, train []int64
-	ptr         []int64
-	nbr         []int32
-	wgt         []int64
-}
-
-func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *blockGraph {
-	bg := &blockGraph{size: make([]int64, nb), train: make([]int64, nb)}
+// buildBlockGraph is the first coarsening: one vertex per block, weighted
+// by its nodes and training nodes, edges weighted by the node-level edges
+// between two blocks.
+func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *wgraph {
+	bg := &wgraph{n: nb, vw: make([]int32, nb)}
+	if isTrain != nil {
+		bg.tw = make([]int32, nb)
+	}
 	// Nodes by block (counting sort, ids ascending within a block).
 	start := make([]int64, nb+1)
 	for v, b := range block {
-		bg.size[b]++
+		bg.vw[b]++
 		if isTrain != nil && isTrain[v] {
-			bg.train[b]++
+			bg.tw[b]++
 		}
 	}
 	for b := range nb {
-		start[b+1] = start[b] + bg.size[b]
+		start[b+1] = start[b] + int64(bg.vw[b])
 	}
 	nodes := make([]int32, a.n)
 	fill := slices.Clone(start[:nb])
@@ -278,7 +332,7 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *block
 	type part struct {
 		cnt []int64
 		nbr []int32
-		wgt []int64
+		wgt []int32
 	}
 	parts := make([]part, nc)
 	nw := workers(nc)
@@ -315,7 +369,7 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *block
 			p.cnt = append(p.cnt, int64(len(list)))
 			for _, bu := range list {
 				p.nbr = append(p.nbr, bu)
-				p.wgt = append(p.wgt, ac[bu])
+				p.wgt = append(p.wgt, sat32(ac[bu]))
 			}
 		}
 		parts[c] = p
@@ -327,8 +381,8 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *block
 			bg.ptr[i+1] = bg.ptr[i] + c
 			i++
 		}
-		bg.nbr = append(bg.nbr, p.nbr...)
-		bg.wgt = append(bg.wgt, p.wgt...)
+		bg.adj = append(bg.adj, p.nbr...)
+		bg.ew = append(bg.ew, p.wgt...)
 	}
 
 	return bg
@@ -339,14 +393,14 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *block
 // block assignment (Liu et al., NSDI 2023), with S the edges from the block
 // into the part (or, with thesis, S1 + S2 in neighbour-block sizes; see
 // doc.go).
-func assignBlocks(bg *blockGraph, k int, n, ntrain int64, thesis bool, opt *Options) []int32 {
-	nb := len(bg.size)
+func assignBlocks(bg *wgraph, k int, n, ntrain int64, thesis bool, opt *Options) []int32 {
+	nb := bg.n
 	order := make([]int32, nb)
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(x, y int32) int {
-		if c := cmp.Compare(bg.size[y], bg.size[x]); c != 0 {
+		if c := cmp.Compare(bg.vw[y], bg.vw[x]); c != 0 {
 			return c
 		}
 		return cmp.Compare(x, y)
@@ -362,8 +416,8 @@ func assignBlocks(bg *blockGraph, k int, n, ntrain int64, thesis bool, opt *Opti
 	}
 	score := make([]float64, k)
 	for done, b := range order {
-		sz, tr := float64(bg.size[b]), float64(bg.train[b])
-		nbr := bg.nbr[bg.ptr[b]:bg.ptr[b+1]]
+		sz, tr := float64(bg.vwt(int(b))), float64(bg.twt(int(b)))
+		nbr := bg.row(int(b))
 		// S1 from the maintained table, S2 = sum of the neighbours' S1
 		// (2-hop paths, so a block reached twice counts twice).
 		copy(score, s1[int(b)*k:int(b+1)*k])
@@ -408,7 +462,7 @@ func assignBlocks(bg *blockGraph, k int, n, ntrain int64, thesis bool, opt *Opti
 			if thesis {
 				s1[int(y)*k+best] += sz
 			} else {
-				s1[int(y)*k+best] += float64(bg.wgt[bg.ptr[b]+int64(j)])
+				s1[int(y)*k+best] += float64(bg.ewt(bg.ptr[b]+int64(j)))
 			}
 		}
 		if done&1023 == 0 {
