@@ -462,7 +462,7 @@ func assignBlocks(bg *wgraph, k int, n, ntrain int64, thesis bool, opt *Options)
 			if thesis {
 				s1[int(y)*k+best] += sz
 			} else {
-				s1[int(y)*k+best] += float64(bg.ewt(bg.ptr[b]+int64(j)))
+				s1[int(y)*k+best] += float64(bg.ewt(bg.ptr[b] + int64(j)))
 			}
 		}
 		if done&1023 == 0 {
