@@ -249,35 +249,39 @@ func (g *wgraph) balance(part []int32, k int, pw, pt []int64, b bounds) {
 	c := newConn(k)
 	type cand struct {
 		v    int32
-		to   int32
 		gain int64
+	}
+	// target is the part with room v is most connected to, or the
+	// emptiest part with room; -1 when none has room.
+	target := func(v int) (int32, int64) {
+		c.of(g, part, v)
+		from := part[v]
+		w, t := g.vwt(v), g.twt(v)
+		best, bc := int32(-1), int64(-1)
+		for _, p := range c.touched {
+			if p != from && b.fits(pw[p], pt[p], w, t) && (c.w[p] > bc || c.w[p] == bc && p < best) {
+				best, bc = p, c.w[p]
+			}
+		}
+		if best < 0 {
+			bc = 0
+			for p := range int32(k) {
+				if p != from && b.fits(pw[p], pt[p], w, t) && (best < 0 || lighter(p, best, pw, pt, b)) {
+					best = p
+				}
+			}
+		}
+		return best, bc - c.w[from]
 	}
 	for round := 0; round < 8 && anyOver(); round++ {
 		var cands []cand
 		for v := range g.n {
-			from := part[v]
-			ow, ot := over(from)
+			ow, ot := over(part[v])
 			if !(ow && g.vwt(v) > 0 || ot && g.twt(v) > 0) {
 				continue
 			}
-			c.of(g, part, v)
-			w, t := g.vwt(v), g.twt(v)
-			best, bc := int32(-1), int64(-1)
-			for _, p := range c.touched {
-				if p != from && b.fits(pw[p], pt[p], w, t) && (c.w[p] > bc || c.w[p] == bc && p < best) {
-					best, bc = p, c.w[p]
-				}
-			}
-			if best < 0 {
-				bc = 0
-				for p := range int32(k) {
-					if p != from && b.fits(pw[p], pt[p], w, t) && (best < 0 || lighter(p, best, pw, pt, b)) {
-						best = p
-					}
-				}
-			}
-			if best >= 0 {
-				cands = append(cands, cand{int32(v), best, bc - c.w[from]})
+			if to, gain := target(v); to >= 0 {
+				cands = append(cands, cand{int32(v), gain})
 			}
 		}
 		if len(cands) == 0 {
@@ -294,14 +298,18 @@ func (g *wgraph) balance(part []int32, k int, pw, pt []int64, b bounds) {
 			from := part[v]
 			ow, ot := over(from)
 			w, t := g.vwt(v), g.twt(v)
-			if !(ow && w > 0 || ot && t > 0) || !b.fits(pw[m.to], pt[m.to], w, t) {
+			if !(ow && w > 0 || ot && t > 0) {
 				continue
 			}
-			part[v] = m.to
+			to, _ := target(v)
+			if to < 0 {
+				continue
+			}
+			part[v] = to
 			pw[from] -= w
-			pw[m.to] += w
+			pw[to] += w
 			pt[from] -= t
-			pt[m.to] += t
+			pt[to] += t
 		}
 	}
 }
@@ -320,78 +328,115 @@ func lighter(i, j int32, pw, pt []int64, b bounds) bool {
 }
 
 // refineGreedy is a greedy k-way boundary refinement (the scheme of
-// METIS's k-way refinement, Karypis and Kumar 1998): in each pass the
-// vertices with a neighbour in another part are visited in a seeded
-// random order, and each moves to the part it has most edge weight into
-// when that lowers the cut and the part stays within the bounds, or
-// keeps the cut and evens the node counts. Only vertices next to a move
-// are revisited in the following pass. It stops after passes passes or
-// when fewer than 1 vertex in 1000 (and at least one) moved. Sequential
-// and deterministic.
-func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, passes int, seed uint64, level int) {
+// METIS's k-way refinement, Karypis and Kumar 1998). In each pass every
+// candidate vertex (all vertices in the first pass, then those next to a
+// move) finds, against the assignment at the start of the pass and in
+// parallel over fixed chunks, the part it has most edge weight into; the
+// vertices that would lower the cut (or keep it and even the node counts)
+// are then moved one by one, highest gain first (ties by id), each
+// re-checked against the current assignment and the bounds. It stops
+// after passes passes, or when a pass moved fewer than 1 vertex in 1000
+// or lowered the cut by less than 0.1%. The result does not depend on
+// scheduling or GOMAXPROCS.
+func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, passes int) {
 	n := g.n
 	if k < 2 || n == 0 {
 		return
 	}
-	c := newConn(k)
-	r := seeds.Rand(seed, streamRefine, uint64(level))
-	// Candidates of the first pass: every vertex, in a random order.
 	cand := make([]int32, n)
 	for i := range cand {
 		cand[i] = int32(i)
 	}
-	r.Shuffle(n, func(i, j int) { cand[i], cand[j] = cand[j], cand[i] })
-	mark := make([]int32, n) // pass+1 when already in next
-	var next []int32
+	mark := make([]int32, n) // pass+1 once in next
+	const chunk = 4096
+	var conns []*conn
+	cut := g.cut(part)
 	for pass := range passes {
-		moved := 0
-		next = next[:0]
+		nc := (len(cand) + chunk - 1) / chunk
+		props := make([][]move, nc)
+		nw := workers(nc)
+		for len(conns) < nw {
+			conns = append(conns, newConn(k))
+		}
+		forWorkers(nc, func(w, c int) {
+			cn := conns[w]
+			var out []move
+			for _, v32 := range cand[c*chunk : min((c+1)*chunk, len(cand))] {
+				if to, gain, ok := g.bestMove(cn, part, pw, pt, b, int(v32)); ok {
+					out = append(out, move{v: v32, to: to, gain: int32(min(gain, math.MaxInt32))})
+				}
+			}
+			props[c] = out
+		})
+		var moves []move
+		for _, p := range props {
+			moves = append(moves, p...)
+		}
+		slices.SortFunc(moves, func(x, y move) int {
+			if c := cmp.Compare(y.gain, x.gain); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.v, y.v)
+		})
+		cn := conns[0]
+		next := cand[:0]
 		push := func(u int32) {
 			if mark[u] != int32(pass+1) {
 				mark[u] = int32(pass + 1)
 				next = append(next, u)
 			}
 		}
-		for _, v32 := range cand {
-			v := int(v32)
-			if !c.of(g, part, v) {
+		moved, gained := 0, int64(0)
+		for _, m := range moves {
+			v := int(m.v)
+			to, gain, ok := g.bestMove(cn, part, pw, pt, b, v)
+			if !ok {
 				continue
 			}
 			from := part[v]
 			w, t := g.vwt(v), g.twt(v)
-			best, bg := from, int64(0)
-			for _, p := range c.touched {
-				if p == from || !b.fits(pw[p], pt[p], w, t) {
-					continue
-				}
-				gain := c.w[p] - c.w[from]
-				if gain > bg || gain == bg && best != from && p < best ||
-					gain == 0 && best == from && pw[p]+w < pw[from] {
-					best, bg = p, gain
-				}
-			}
-			if best == from {
-				push(v32)
-				continue
-			}
-			part[v] = best
+			part[v] = to
 			pw[from] -= w
-			pw[best] += w
+			pw[to] += w
 			pt[from] -= t
-			pt[best] += t
+			pt[to] += t
+			gained += gain
 			moved++
-			push(v32)
+			push(m.v)
 			for _, u := range g.row(v) {
 				push(u)
 			}
 		}
-		if moved == 0 || moved < n/1000 {
+		cut -= gained
+		if moved == 0 || moved < n/1000 || gained*1000 < cut {
 			return
 		}
-		// Revisit in a fresh random order so that no part is favoured.
-		r.Shuffle(len(next), func(i, j int) { next[i], next[j] = next[j], next[i] })
-		cand, next = next, cand
+		slices.Sort(next)
+		cand = next
 	}
+}
+
+// bestMove is the part v should move to: the one it has most edge weight
+// into among those within the bounds, when that lowers the cut, or keeps
+// it and leaves the target with fewer nodes than the source had.
+func (g *wgraph) bestMove(c *conn, part []int32, pw, pt []int64, b bounds, v int) (to int32, gain int64, ok bool) {
+	if !c.of(g, part, v) {
+		return 0, 0, false
+	}
+	from := part[v]
+	w, t := g.vwt(v), g.twt(v)
+	best, bg := from, int64(0)
+	for _, p := range c.touched {
+		if p == from || !b.fits(pw[p], pt[p], w, t) {
+			continue
+		}
+		gain := c.w[p] - c.w[from]
+		if gain > bg || gain == bg && best != from && p < best ||
+			gain == 0 && best == from && pw[p]+w < pw[from] {
+			best, bg = p, gain
+		}
+	}
+	return best, bg, best != from
 }
 
 // cut is the edge weight between parts, each undirected edge once.
@@ -462,7 +507,7 @@ func (g *wgraph) initialKway(k int, seed uint64, tries int) []int32 {
 		}
 		k1 := k / 2
 		s := g.sub(verts, local)
-		side := s.bisect(float64(k1)/float64(k), r.Uint64(), tries)
+		side := s.mlBisect(float64(k1)/float64(k), r.Uint64(), tries)
 		var a, b []int32
 		for i, v := range verts {
 			if side[i] == 0 {
@@ -511,26 +556,24 @@ func (g *wgraph) bisect(frac float64, seed uint64, tries int) []int8 {
 			side[v] = 1
 		}
 		w0 := 0.0
+		var h gainHeap
+		for v := range n {
+			gain[v] = 0
+			for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+				gain[v] -= g.ewt(i)
+			}
+		}
 		for w0 < target {
-			// The side-1 vertex with the largest gain (edges to side 0 less
-			// edges to side 1); a random one when side 0 has no frontier.
-			bv, bg := -1, int64(math.MinInt64)
-			for v := range n {
-				if side[v] != 1 {
-					continue
-				}
-				var gv int64
-				touches := false
-				for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
-					if side[g.adj[i]] == 0 {
-						gv += g.ewt(i)
-						touches = true
-					} else {
-						gv -= g.ewt(i)
-					}
-				}
-				if touches && gv > bg {
-					bv, bg = v, gv
+			// The side-1 vertex next to side 0 with the largest gain (edges
+			// to side 0 less edges to side 1); a random one when side 0 has
+			// no frontier.
+			bv := -1
+			for len(h) > 0 {
+				e := h[0]
+				h.pop()
+				if side[e.v] == 1 && gain[e.v] == e.gain {
+					bv = int(e.v)
+					break
 				}
 			}
 			if bv < 0 {
@@ -550,6 +593,12 @@ func (g *wgraph) bisect(frac float64, seed uint64, tries int) []int8 {
 			}
 			side[bv] = 0
 			w0 += wt(bv)
+			for i := g.ptr[bv]; i < g.ptr[bv+1]; i++ {
+				if u := g.adj[i]; side[u] == 1 {
+					gain[u] += 2 * g.ewt(i)
+					h.push(hentry{gain[u], u})
+				}
+			}
 		}
 		cut := g.fm2(side, gain, wt, target, total)
 		if cut < bestCut {
@@ -559,9 +608,10 @@ func (g *wgraph) bisect(frac float64, seed uint64, tries int) []int8 {
 	return best
 }
 
-// fm2 refines a bisection by Fiduccia-Mattheyses passes: each pass moves
-// every vertex once, the one of highest gain whose move keeps side 0
-// within 3% of the total weight of its target (or brings it closer),
+// fm2 refines a bisection by Fiduccia-Mattheyses passes: each pass
+// moves vertices one at a time, each the unmoved one of highest gain on
+// either side whose move keeps side 0 within 3% of the total weight of its
+// target (or brings it closer), stops after 100 moves without a new best,
 // and rolls back to the lowest cut seen; passes stop when one does not
 // improve. It returns the cut.
 func (g *wgraph) fm2(side []int8, gain []int64, wt func(int) float64, target, total float64) int64 {
@@ -588,31 +638,49 @@ func (g *wgraph) fm2(side []int8, gain []int64, wt func(int) float64, target, to
 	tol := 0.03 * total
 	locked := make([]bool, n)
 	var moves []int
+	var hp [2]gainHeap
 	for pass := 0; pass < 8; pass++ {
 		clear(locked)
 		moves = moves[:0]
+		hp[0], hp[1] = hp[0][:0], hp[1][:0]
+		for v := range n {
+			hp[side[v]] = append(hp[side[v]], hentry{gain[v], int32(v)})
+		}
+		hp[0].init()
+		hp[1].init()
 		bestCut, bestAt, cur := cut, 0, cut
 		bestDev := math.Abs(w0 - target)
-		for range n {
+		for {
 			bv, bg := -1, int64(math.MinInt64)
-			for v := range n {
-				if locked[v] {
+			for s := range 2 {
+				h := &hp[s]
+				for len(*h) > 0 {
+					e := (*h)[0]
+					if locked[e.v] || side[e.v] != int8(s) || gain[e.v] != e.gain {
+						h.pop()
+						continue
+					}
+					break
+				}
+				if len(*h) == 0 {
 					continue
 				}
+				v := int((*h)[0].v)
 				nw := w0 + wt(v)
-				if side[v] == 0 {
+				if s == 0 {
 					nw = w0 - wt(v)
 				}
 				if math.Abs(nw-target) > tol && math.Abs(nw-target) >= math.Abs(w0-target) {
 					continue
 				}
-				if gain[v] > bg {
+				if gain[v] > bg || gain[v] == bg && v < bv {
 					bv, bg = v, gain[v]
 				}
 			}
 			if bv < 0 {
 				break
 			}
+			hp[side[bv]].pop()
 			locked[bv] = true
 			if side[bv] == 0 {
 				w0 -= wt(bv)
@@ -620,13 +688,18 @@ func (g *wgraph) fm2(side []int8, gain []int64, wt func(int) float64, target, to
 				w0 += wt(bv)
 			}
 			g.flip(side, gain, bv)
+			for _, u := range g.row(bv) {
+				if !locked[u] {
+					hp[side[u]].push(hentry{gain[u], u})
+				}
+			}
 			cur -= bg
 			moves = append(moves, bv)
 			dev := math.Abs(w0 - target)
 			if cur < bestCut && (dev <= tol || dev < bestDev) || cur == bestCut && dev < bestDev {
 				bestCut, bestAt, bestDev = cur, len(moves), dev
 			}
-			if len(moves)-bestAt > 50 {
+			if len(moves)-bestAt > 100 {
 				break
 			}
 		}
@@ -647,6 +720,65 @@ func (g *wgraph) fm2(side []int8, gain []int64, wt func(int) float64, target, to
 	return cut
 }
 
+// hentry is a vertex and its gain when it was pushed.
+type hentry struct {
+	gain int64
+	v    int32
+}
+
+// gainHeap is a max-heap of gains (ties: the lower vertex first) with
+// lazy deletion: stale entries are skipped when they reach the top.
+type gainHeap []hentry
+
+func (h gainHeap) less(i, j int) bool {
+	return h[i].gain > h[j].gain || h[i].gain == h[j].gain && h[i].v < h[j].v
+}
+
+func (h gainHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h gainHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h *gainHeap) push(e hentry) {
+	*h = append(*h, e)
+	i := len(*h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !(*h).less(i, p) {
+			return
+		}
+		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		i = p
+	}
+}
+
+func (h *gainHeap) pop() {
+	old := *h
+	n := len(old) - 1
+	old[0] = old[n]
+	*h = old[:n]
+	h.down(0)
+}
+
 // flip moves v to the other side and updates the gains.
 func (g *wgraph) flip(side []int8, gain []int64, v int) {
 	side[v] ^= 1
@@ -658,5 +790,93 @@ func (g *wgraph) flip(side []int8, gain []int64, v int) {
 		} else {
 			gain[u] += 2 * g.ewt(i)
 		}
+	}
+}
+
+// mlBisect bisects g in levels: it coarsens g by heavy-edge matching to
+// about 100 vertices, bisects that (bisect), then projects the bisection
+// back level by level, refining each by FM (fm2).
+func (g *wgraph) mlBisect(frac float64, seed uint64, tries int) []int8 {
+	const coarsest = 100
+	var tw, tt int64
+	for v := range g.n {
+		tw += g.vwt(v)
+		tt += g.twt(v)
+	}
+	levels := []*wgraph{g}
+	var cmaps [][]int32
+	for lv := 1; levels[len(levels)-1].n > coarsest; lv++ {
+		f := levels[len(levels)-1]
+		c, cmap := f.coarsen(seed, 1000+lv, int64(1.5*float64(tw)/coarsest)+1, int64(1.5*float64(tt)/coarsest)+1)
+		if c.n > f.n*19/20 {
+			break
+		}
+		levels, cmaps = append(levels, c), append(cmaps, cmap)
+	}
+	wt := func(h *wgraph) func(int) float64 {
+		return func(v int) float64 {
+			x := float64(h.vwt(v)) / float64(max(tw, 1))
+			if tt > 0 {
+				x += float64(h.twt(v)) / float64(tt)
+			}
+			return x
+		}
+	}
+	total := 1.0
+	if tt > 0 {
+		total = 2
+	}
+	side := levels[len(levels)-1].bisect(frac, seed, tries)
+	for i := len(levels) - 2; i >= 0; i-- {
+		f := levels[i]
+		fine := make([]int8, f.n)
+		for v, c := range cmaps[i] {
+			fine[v] = side[c]
+		}
+		side = fine
+		f.fm2(side, make([]int64, f.n), wt(f), frac*total, total)
+	}
+	return side
+}
+
+// fillEmpty gives every empty part one vertex: from the part with most
+// nodes, the one with the fewest edges inside it (lowest id on ties).
+// Refinement and balancing may leave a part empty when k is close to the
+// number of vertices.
+func (g *wgraph) fillEmpty(part []int32, k int, pw, pt []int64) {
+	for p := range int32(k) {
+		if pw[p] > 0 {
+			continue
+		}
+		from := int32(0)
+		for q := range int32(k) {
+			if pw[q] > pw[from] {
+				from = q
+			}
+		}
+		best, bi := -1, int64(0)
+		for v := range g.n {
+			if part[v] != from || g.vwt(v) >= pw[from] {
+				continue
+			}
+			var in int64
+			for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+				if part[g.adj[i]] == from {
+					in += g.ewt(i)
+				}
+			}
+			if best < 0 || in < bi {
+				best, bi = v, in
+			}
+		}
+		if best < 0 {
+			return // no part has a vertex to spare
+		}
+		w, t := g.vwt(best), g.twt(best)
+		part[best] = p
+		pw[from] -= w
+		pw[p] += w
+		pt[from] -= t
+		pt[p] += t
 	}
 }
