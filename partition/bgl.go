@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"math"
-	"os"
 	"slices"
 	"sync/atomic"
 
@@ -72,19 +71,6 @@ func (b BGL) params() (hops int, passes int) {
 	return hops, max(passes, 0)
 }
 
-// blocks grows BFS blocks of at most cap nodes and builds their graph.
-func (b BGL) blocks(a *adjacency, cap int64, hops int, isTrain []bool, opt *Options) ([]int32, *wgraph) {
-	cap = max(1, min(cap, math.MaxInt32))
-	frac := b.SourceFraction
-	if frac <= 0 {
-		frac = min(1, 2/float64(cap))
-	}
-	block, nb := growBlocks(a, int32(cap), hops, frac, opt.Seed, opt)
-	bg := buildBlockGraph(a, block, nb, isTrain)
-	opt.report("block graph", int64(nb), int64(nb))
-	return block, bg
-}
-
 // Partition runs the steps of the package documentation: blocks, block
 // graph, coarsening, initial assignment, refinement level by level.
 func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, opt Options) ([]int32, error) {
@@ -103,30 +89,34 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 			ntrain++
 		}
 	}
-	// Small blocks first. Where they keep most edges inside (locality)
-	// they are the finest level and the block graph is coarsened to
-	// about n/(5 log2 k) vertices; otherwise blocks of n/(64k) nodes
-	// replace them, coarsened to 64 per part.
-	bigCap := max(8, a.n/(int64(k)*BlocksPerPart))
+	// BFS blocks of at most MaxBlockSize nodes. Where their block graph
+	// keeps at most LocalityShare of the adjacency (the graph has
+	// locality) they are the finest coarse level; otherwise (and unless
+	// MaxBlockSize is set) label-propagation clusters replace them.
 	cap := int64(b.MaxBlockSize)
 	if cap <= 0 {
-		cap = min(SmallBlockSize, bigCap)
+		cap = SmallBlockSize
 	}
-	block, bg := b.blocks(a, cap, hops, isTrain, &opt)
+	cap = min(cap, math.MaxInt32)
+	frac := b.SourceFraction
+	if frac <= 0 {
+		frac = min(1, 2/float64(cap))
+	}
+	block, nb := growBlocks(a, int32(cap), hops, frac, opt.Seed, &opt)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	local := float64(len(bg.adj)) <= LocalityShare*float64(len(a.idx))
-	if !local && b.MaxBlockSize <= 0 && bigCap > cap {
-		bg = nil
-		block, bg = b.blocks(a, bigCap, hops, isTrain, &opt)
+	local := len(a.idx) == 0 || float64(blockEntries(a, block, nb)) <= LocalityShare*float64(len(a.idx))
+	if !local && b.MaxBlockSize <= 0 {
+		block, nb = nodeGraph(a, isTrain).lpClusters(int64(1.5*float64(a.n)/float64(BlocksPerPart*k))+1, 5, opt.Seed, 0)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	if debugML {
-		println("blocks", bg.n, "entries", len(bg.adj), "of", len(a.idx), "local", local)
-	}
+	bg := buildBlockGraph(a, block, nb, isTrain)
+	opt.report("block graph", int64(nb), int64(nb))
+	// Coarsen by heavy-edge matching (with locality) or label propagation
+	// (without) to about n/(5 log2 k) or 64k vertices.
 	target := BlocksPerPart * k
 	if local {
 		target = max(30*k, int(float64(bg.n)/(5*math.Log2(float64(max(k, 2))))))
@@ -140,7 +130,7 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 	var cmaps [][]int32
 	for lv := 1; levels[len(levels)-1].n > target; lv++ {
 		g := levels[len(levels)-1]
-		c, cmap := g.coarsen(opt.Seed, lv, maxVW, maxTW)
+		c, cmap := g.coarsenStep(!local, opt.Seed, lv, maxVW, maxTW)
 		if c.n >= g.n {
 			break
 		}
@@ -157,8 +147,9 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 	if ntrain > 0 {
 		bnd.maxT = int64(1.03*float64(ntrain)/float64(k)) + 1
 	}
-	// The coarsest graph: the paper's greedy block assignment and a
-	// recursive bisection, each balanced and refined; the lower cut wins.
+	// The coarsest graph: the paper's greedy block assignment and
+	// initialTries recursive bisections (in parallel), each balanced and
+	// refined; the lowest cut wins.
 	top := levels[len(levels)-1]
 	var cpart []int32
 	bestCut := int64(-1)
@@ -172,9 +163,6 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 		pw, pt := top.loads(cand, k)
 		top.balance(cand, k, pw, pt, bnd)
 		top.refineGreedy(cand, k, pw, pt, bnd, passes)
-		if debugML {
-			println("coarsest n", top.n, "levels", len(levels), "cand cut", top.cut(cand))
-		}
 		if c := top.cut(cand); bestCut < 0 || c < bestCut {
 			cpart, bestCut = cand, c
 		}
@@ -189,9 +177,6 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 		pw, pt := g.loads(cpart, k)
 		g.balance(cpart, k, pw, pt, bnd)
 		g.refineGreedy(cpart, k, pw, pt, bnd, passes)
-		if debugML {
-			println("level", i, "n", g.n, "cut", g.cut(cpart))
-		}
 		opt.report("refine", int64(len(levels)-i), int64(len(levels)+1))
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -208,9 +193,6 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 	ng.balance(part, k, pw, pt, bnd)
 	ng.refineGreedy(part, k, pw, pt, bnd, passes)
 	ng.fillEmpty(part, k, pw, pt)
-	if debugML {
-		println("nodes cut", ng.cut(part))
-	}
 	opt.report("refine", int64(len(levels)+1), int64(len(levels)+1))
 	return part, ctx.Err()
 }
@@ -431,8 +413,13 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *wgrap
 			bg.ptr[i+1] = bg.ptr[i] + c
 			i++
 		}
-		bg.adj = append(bg.adj, p.nbr...)
-		bg.ew = append(bg.ew, p.wgt...)
+	}
+	bg.adj = make([]int32, 0, bg.ptr[nb])
+	bg.ew = make([]int32, 0, bg.ptr[nb])
+	for c := range parts {
+		bg.adj = append(bg.adj, parts[c].nbr...)
+		bg.ew = append(bg.ew, parts[c].wgt...)
+		parts[c] = part{} // garbage as soon as copied
 	}
 
 	return bg
@@ -536,4 +523,51 @@ func lessLoaded(i, j int, load, tload []float64, capN, capL float64) bool {
 	return i < j
 }
 
-var debugML = os.Getenv("WEFT_DEBUG_ML") != ""
+// blockEntries counts the entries the block graph of block would have
+// (distinct neighbour blocks summed over blocks) without building it, in
+// parallel over fixed block ranges with per-worker scratch.
+func blockEntries(a *adjacency, block []int32, nb int) int64 {
+	start := make([]int64, nb+1)
+	for _, b := range block {
+		start[b+1]++
+	}
+	for b := range nb {
+		start[b+1] += start[b]
+	}
+	nodes := make([]int32, a.n)
+	fill := slices.Clone(start[:nb])
+	for v, b := range block {
+		nodes[fill[b]] = int32(v)
+		fill[b]++
+	}
+	const chunk = 256
+	nc := (nb + chunk - 1) / chunk
+	cnt := make([]int64, nc)
+	stamp := make([][]int32, workers(nc))
+	forWorkers(nc, func(w, c int) {
+		if stamp[w] == nil {
+			stamp[w] = make([]int32, nb)
+			for i := range stamp[w] {
+				stamp[w][i] = -1
+			}
+		}
+		st := stamp[w]
+		var e int64
+		for b := c * chunk; b < min((c+1)*chunk, nb); b++ {
+			for _, v := range nodes[start[b]:start[b+1]] {
+				for _, u := range a.row(int64(v)) {
+					if bu := block[u]; int(bu) != b && st[bu] != int32(b) {
+						st[bu] = int32(b)
+						e++
+					}
+				}
+			}
+		}
+		cnt[c] = e
+	})
+	var e int64
+	for _, x := range cnt {
+		e += x
+	}
+	return e
+}

@@ -136,8 +136,9 @@ func (g *wgraph) coarsen(seed uint64, level int, maxVW, maxTW int64) (*wgraph, [
 	for i := range stamp {
 		stamp[i] = -1
 	}
-	c.adj = make([]int32, 0, len(g.adj)/2)
-	c.ew = make([]int32, 0, len(g.adj)/2)
+	// Capacity for every entry: pages never written are never resident.
+	c.adj = make([]int32, 0, len(g.adj))
+	c.ew = make([]int32, 0, len(g.adj))
 	var acc []int64
 	for v := range n {
 		cv := cmap[v]
@@ -807,7 +808,7 @@ func (g *wgraph) mlBisect(frac float64, seed uint64, tries int) []int8 {
 	var cmaps [][]int32
 	for lv := 1; levels[len(levels)-1].n > coarsest; lv++ {
 		f := levels[len(levels)-1]
-		c, cmap := f.coarsen(seed, 1000+lv, int64(1.5*float64(tw)/coarsest)+1, int64(1.5*float64(tt)/coarsest)+1)
+		c, cmap := f.coarsenStep(false, seed, 1000+lv, int64(1.5*float64(tw)/coarsest)+1, int64(1.5*float64(tt)/coarsest)+1)
 		if c.n > f.n*19/20 {
 			break
 		}
@@ -879,4 +880,204 @@ func (g *wgraph) fillEmpty(part []int32, k int, pw, pt []int64) {
 		pt[from] -= t
 		pt[p] += t
 	}
+}
+
+// lpClusters groups the vertices of g by size-constrained label
+// propagation: every vertex starts in its own cluster; in each round the
+// vertices, in a seeded random order, join the cluster they have most
+// edge weight into (ties: the current one, then the lowest id) if it then
+// holds at most cap nodes. Rounds stop after rounds or when under 1
+// vertex in 100 moves; vertices without edges are then packed together.
+// Clusters are numbered by their lowest vertex.
+// Sequential and deterministic; on graphs without locality it finds the
+// communities that BFS blocks cut through.
+func (g *wgraph) lpClusters(cap int64, rounds int, seed uint64, level int) ([]int32, int) {
+	n := g.n
+	label := make([]int32, n)
+	size := make([]int64, n)
+	for v := range label {
+		label[v], size[v] = int32(v), g.vwt(v)
+	}
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	seeds.Rand(seed, streamCluster, uint64(level)).Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	cnt := make([]int64, n)
+	var touched []int32
+	for range rounds {
+		moved := 0
+		for _, v32 := range order {
+			v := int(v32)
+			touched = touched[:0]
+			for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+				l := label[g.adj[i]]
+				if cnt[l] == 0 {
+					touched = append(touched, l)
+				}
+				cnt[l] += g.ewt(i)
+			}
+			cur, w := label[v], g.vwt(v)
+			best, bc := cur, cnt[cur]
+			for _, l := range touched {
+				if l == cur || size[l]+w > cap {
+					continue
+				}
+				if cnt[l] > bc || cnt[l] == bc && best != cur && l < best {
+					best, bc = l, cnt[l]
+				}
+			}
+			for _, l := range touched {
+				cnt[l] = 0
+			}
+			if best != cur {
+				label[v] = best
+				size[cur] -= w
+				size[best] += w
+				moved++
+			}
+		}
+		if moved < n/100 {
+			break
+		}
+	}
+	// Vertices left alone whose neighbours' clusters are full (the leaves
+	// of a power-law graph's hubs) share clusters with the others alone
+	// next to the same cluster, up to cap nodes each (METIS's 2-hop
+	// matching in spirit).
+	group := cnt // reused: per neighbour cluster, the cluster of its lone vertices + 1
+	clear(group)
+	for v := range n {
+		if label[v] != int32(v) || size[v] != g.vwt(v) || g.ptr[v] == g.ptr[v+1] {
+			continue
+		}
+		hub, hw := int32(-1), int64(-1)
+		for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+			if w := g.ewt(i); w > hw {
+				hub, hw = label[g.adj[i]], w
+			}
+		}
+		w := g.vwt(v)
+		if p := int32(group[hub] - 1); p >= 0 && size[p]+w <= cap {
+			label[v] = p
+			size[v] -= w
+			size[p] += w
+			continue
+		}
+		group[hub] = int64(v) + 1
+	}
+	// Vertices without edges share clusters, up to cap nodes each.
+	pack, packW := int32(-1), int64(0)
+	for v := range n {
+		if g.ptr[v] != g.ptr[v+1] {
+			continue
+		}
+		w := g.vwt(v)
+		if pack < 0 || packW+w > cap {
+			pack, packW = int32(v), 0
+		}
+		size[label[v]] -= w
+		label[v] = pack
+		size[pack] += w
+		packW += w
+	}
+	id := make([]int32, n)
+	for i := range id {
+		id[i] = -1
+	}
+	nc := 0
+	for v := range n {
+		l := label[v]
+		if id[l] < 0 {
+			id[l] = int32(nc)
+			nc++
+		}
+		label[v] = id[l]
+	}
+	return label, nc
+}
+
+// contract builds the graph of the clusters cmap (nc of them): vertex
+// weights summed, edge weights between clusters summed, edges inside a
+// cluster dropped. Sequential.
+func (g *wgraph) contract(cmap []int32, nc int) *wgraph {
+	start := make([]int64, nc+1)
+	for _, c := range cmap {
+		start[c+1]++
+	}
+	for c := range nc {
+		start[c+1] += start[c]
+	}
+	members := make([]int32, g.n)
+	fill := slices.Clone(start[:nc])
+	for v, c := range cmap {
+		members[fill[c]] = int32(v)
+		fill[c]++
+	}
+	c := &wgraph{n: nc, ptr: make([]int64, nc+1), vw: make([]int32, nc)}
+	if g.tw != nil {
+		c.tw = make([]int32, nc)
+	}
+	stamp := make([]int32, nc)
+	slot := make([]int64, nc)
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	// Capacity for every entry: pages never written are never resident.
+	c.adj = make([]int32, 0, len(g.adj))
+	c.ew = make([]int32, 0, len(g.adj))
+	var acc []int64
+	for cv := range int32(nc) {
+		acc = acc[:0]
+		var w, t int64
+		for _, v := range members[start[cv]:start[cv+1]] {
+			w += g.vwt(int(v))
+			t += g.twt(int(v))
+			for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+				cu := cmap[g.adj[i]]
+				if cu == cv {
+					continue
+				}
+				if stamp[cu] != cv {
+					stamp[cu] = cv
+					slot[cu] = int64(len(acc))
+					c.adj = append(c.adj, cu)
+					acc = append(acc, 0)
+				}
+				acc[slot[cu]] += g.ewt(i)
+			}
+		}
+		c.vw[cv] = int32(w)
+		if c.tw != nil {
+			c.tw[cv] = int32(t)
+		}
+		for _, x := range acc {
+			c.ew = append(c.ew, sat32(x))
+		}
+		c.ptr[cv+1] = int64(len(c.adj))
+	}
+	return c
+}
+
+// coarsenStep is one coarsening level: a heavy-edge matching (coarsen)
+// or, with lp, label-propagation clusters (lpClusters); when the one
+// chosen shrinks the graph by under 5% (matchings stall on the stars of
+// power-law graphs), the other.
+func (g *wgraph) coarsenStep(lp bool, seed uint64, level int, maxVW, maxTW int64) (*wgraph, []int32) {
+	for range 2 {
+		var c *wgraph
+		var cmap []int32
+		if lp {
+			var nc int
+			cmap, nc = g.lpClusters(maxVW, 5, seed, level)
+			c = g.contract(cmap, nc)
+		} else {
+			c, cmap = g.coarsen(seed, level, maxVW, maxTW)
+		}
+		if c.n <= g.n*19/20 {
+			return c, cmap
+		}
+		lp = !lp
+	}
+	return g.coarsen(seed, level, maxVW, maxTW)
 }

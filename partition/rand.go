@@ -20,6 +20,6 @@ func hash3(seed, stream, v uint64) uint64 {
 // values.
 const (
 	streamCoarsen uint64 = iota + 100
-	streamRefine
 	streamInitial
+	streamCluster
 )
