@@ -10,15 +10,17 @@ import (
 	"github.com/weft-hpc/weft/graph"
 )
 
-// BGL is the partitioner of BGL (NSDI 2023): blocks grown by a
-// multi-source BFS, coarsened to a block graph, assigned to parts greedily
-// by their multi-hop neighbourhood with penalties for full parts, then
-// refined node by node. The package documentation gives every step and
+// BGL is the partitioner of BGL (NSDI 2023), made multilevel: blocks
+// grown by a multi-source BFS (or, on graphs without locality,
+// label-propagation clusters), coarsened further level by level, assigned
+// to parts on the coarsest level (the paper's greedy assignment or a
+// recursive bisection, whichever cuts less), then refined on every level
+// down to the nodes. The package documentation gives every step and
 // default. The zero value uses the defaults.
 type BGL struct {
-	// MaxBlockSize caps the nodes of a block, so that blocks are small
-	// against a part and the greedy assignment can balance. Zero:
-	// max(8, NumNodes/(k*BlocksPerPart)).
+	// MaxBlockSize caps the nodes of a BFS block. Zero: SmallBlockSize,
+	// with label-propagation clusters replacing the blocks on graphs
+	// without locality; set, the BFS blocks are always used.
 	MaxBlockSize int
 	// Hops is the BFS hop limit from each source. Zero: 3.
 	Hops int
@@ -26,14 +28,15 @@ type BGL struct {
 	// 2/MaxBlockSize (sources about twice as dense as full blocks, so most
 	// nodes are reached within the hop limit).
 	SourceFraction float64
-	// RefinePasses caps the node-level refinement passes after the block
-	// assignment (the "uncoarsen" step), which stop early once fewer than
-	// 1 node in 2000 moves. Zero: 64; negative: none.
+	// RefinePasses caps the refinement passes on each level, which stop
+	// early once a pass moves fewer than 1 vertex in 1000 or lowers the
+	// cut by less than 0.1%. Zero: 64; negative: none.
 	RefinePasses int
-	// ThesisScore scores a part by the BGL paper's S1 + S2, the node counts
-	// of the block's 1-hop and 2-hop neighbour blocks already there, instead
-	// of the default S1 alone counted in edges between the block and the
-	// part. Kept for comparison: it measured worse here (doc.go).
+	// ThesisScore scores a part in the greedy assignment by the BGL
+	// paper's S1 + S2, the node counts of the block's 1-hop and 2-hop
+	// neighbour blocks already there, instead of the default S1 alone
+	// counted in edges between the block and the part. Kept for
+	// comparison: it measured worse here (doc.go).
 	ThesisScore bool
 }
 

@@ -328,6 +328,12 @@ func lighter(i, j int32, pw, pt []int64, b bounds) bool {
 	return i < j
 }
 
+// move is one vertex's proposed change of part in a refinement pass.
+type move struct {
+	v, to int32
+	gain  int32
+}
+
 // refineGreedy is a greedy k-way boundary refinement (the scheme of
 // METIS's k-way refinement, Karypis and Kumar 1998). In each pass every
 // candidate vertex (all vertices in the first pass, then those next to a
