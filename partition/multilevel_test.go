@@ -277,3 +277,64 @@ func TestBGLEdgeCases(t *testing.T) {
 		}
 	}
 }
+
+// TestLPClusters: label propagation keeps clusters within the cap, packs
+// isolated vertices and the lone leaves of a hub together, and its
+// contraction keeps the weights and the cut of any projected partition.
+func TestLPClusters(t *testing.T) {
+	g := randomWeighted(t, 3000)
+	cmap, nc := g.lpClusters(40, 5, 1, 0)
+	if nc >= g.n/4 {
+		t.Errorf("%d clusters of %d vertices: want far fewer", nc, g.n)
+	}
+	c := g.contract(cmap, nc)
+	var fw, cw int64
+	for v := range g.n {
+		fw += g.vwt(v)
+	}
+	for v := range c.n {
+		cw += c.vwt(v)
+		if c.vwt(v) > 40 {
+			t.Errorf("cluster %d holds %d nodes, cap 40", v, c.vwt(v))
+		}
+	}
+	if fw != cw {
+		t.Errorf("weight %d became %d", fw, cw)
+	}
+	cpart := make([]int32, c.n)
+	for v := range cpart {
+		cpart[v] = int32(hash3(4, 4, uint64(v)) % 4)
+	}
+	fpart := make([]int32, g.n)
+	for v := range fpart {
+		fpart[v] = cpart[cmap[v]]
+	}
+	if c.cut(cpart) != g.cut(fpart) {
+		t.Errorf("coarse cut %d, projected cut %d", c.cut(cpart), g.cut(fpart))
+	}
+	if again, _ := g.lpClusters(40, 5, 1, 0); !slices.Equal(again, cmap) {
+		t.Error("lpClusters is not deterministic")
+	}
+	// A star of 100 leaves with cap 10, and 30 isolated vertices: the
+	// leaves the hub's cluster cannot take share clusters of at most 10.
+	el := &graph.EdgeList{NumNodes: 131}
+	for i := int64(1); i <= 100; i++ {
+		el.Src, el.Dst = append(el.Src, 0), append(el.Dst, i)
+	}
+	a, err := undirected("test", build(t, el, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	star := nodeGraph(a, nil)
+	smap, snc := star.lpClusters(10, 5, 1, 0)
+	if snc > 131/10+3 {
+		t.Errorf("star: %d clusters, want about 14", snc)
+	}
+	size := make([]int, snc)
+	for _, c := range smap {
+		size[c]++
+	}
+	if slices.Max(size) > 10 {
+		t.Errorf("star: cluster sizes %v over the cap 10", size)
+	}
+}
