@@ -15,3 +15,11 @@ const (
 func hash3(seed, stream, v uint64) uint64 {
 	return seeds.SplitMix64(seeds.SplitMix64(seed^seeds.SplitMix64(stream)) ^ v)
 }
+
+// Streams added later, after the ones above, so that those keep their
+// values.
+const (
+	streamCoarsen uint64 = iota + 100
+	streamInitial
+	streamCluster
+)

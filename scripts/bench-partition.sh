@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 5's partitioner benchmark: BGL, METIS and random side by side
 # (weft partition --compare) on R-MAT (symmetrised, edge factor 16), an SBM
-# and the Fashion-MNIST k-NN graph, k = 4 and 8, 10% training nodes
+# and the Fashion-MNIST 10-NN graphs of 20,000 images (--limit 10000) and
+# of all 70,000, k = 4 and 8, 10% training nodes
 # (--train-fraction 0.1, also on graphs with a train split), fanouts
 # 15,10,5, batch 1000, 3 sampled epochs. Then each algorithm once more in
 # a fresh process under GNU time, for the process-wide peak RSS (graph and
@@ -22,8 +23,9 @@ gen() { # file args...
 }
 gen "$work/rmat$scale.h5" rmat --scale "$scale" --undirected
 gen "$work/sbm$sbmn.h5" sbm --nodes "$sbmn"
+gen "$work/fm20k.h5" fmnist-knn --limit 10000
 gen "$work/fmnist.h5" fmnist-knn
-for f in "$work/rmat$scale.h5" "$work/sbm$sbmn.h5" "$work/fmnist.h5"; do
+for f in "$work/rmat$scale.h5" "$work/sbm$sbmn.h5" "$work/fm20k.h5" "$work/fmnist.h5"; do
   for k in 4 8; do
     echo
     echo "#### $(basename "$f" .h5), k = $k"
