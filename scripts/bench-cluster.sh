@@ -56,7 +56,8 @@
 # ITERS is the timed iterations per size (10; 0: weft bench's count,
 # about 0.3 s of data at 1 GB/s, which at 1 Gbit/s takes ten times as
 # long); FACTOR the step between sizes (4); WEFT a
-# prebuilt weft binary with the mpi tag. Every namespace, link, bridge,
+# prebuilt weft binary with the mpi tag; OMPI_EXTRA more mpirun arguments
+# for the Open MPI runs (trying other settings). Every namespace, link, bridge,
 # qdisc and file the script made is removed when it ends, also on Ctrl-C
 # or SIGTERM.
 set -euo pipefail
@@ -105,9 +106,12 @@ fi
 tmp=$(mktemp -d /tmp/bench-cluster.XXXXXX)
 prefix=weftc$$
 made=() # namespaces made, the switch last
+exec 3>&2 # the script's stderr, for cleanup: a signal can come while a
+# command's output is redirected to a file
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
+  exec 2>&3
   # End what still runs inside the test hosts (only processes this run
   # started live there), then the namespaces, which takes their links,
   # the bridge and the qdiscs with them.
@@ -200,11 +204,13 @@ exec "$ipc" netns exec "\$host" unshare --uts sh -c "hostname \$host && \$*"
 EOF
 chmod +x "$tmp/agent"
 
-# inhost H CMD...: CMD inside test host H, with its host name.
+# inhost H CMD...: CMD inside test host H, with its host name, in a
+# session of its own: mpirun, when signalled, signals its whole process
+# group, which would otherwise be this script's.
 inhost() {
   local h=$prefix-h$1
   shift
-  "$ipc" netns exec "$h" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$h" "$@"
+  setsid -w "$ipc" netns exec "$h" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$h" "$@"
 }
 
 # --- link shapes ----------------------------------------------------------
@@ -218,11 +224,18 @@ shape() { # RATE[:DELAY] on every link, both ends; "none" clears
   done
   [ "$rate" = none ] && return 0
   # Bucket: a millisecond at the rate, at least two 64 KiB GSO packets
-  # (a smaller one makes tbf cut them up); queue: 2 ms at the rate.
+  # (a smaller one makes tbf cut them up). Queue at the host's end: 64 MiB,
+  # as a host's own queue (pfifo_fast's 1000 packets of up to 64 KiB) holds
+  # what TCP's small-queue limit lets a socket put there
+  # (net.ipv4.tcp_limit_output_bytes, 4 MiB here) without dropping, so a
+  # sender waits for its link as it would for a real NIC; with 2 ms there
+  # (250 KB at 1 Gbit/s) bursts were dropped and a ring's allreduce ran at
+  # a quarter of the rate. Queue at the switch's end: 2 ms at the rate, a
+  # switch port's buffer, where only fan-in queues.
   local bps
   bps=$(numfmt --from=si "$(tr kmg KMG <<<"${rate%bit}")")
   burst=$((bps / 8 / 1000 > 131072 ? bps / 8 / 1000 : 131072))
-  local tbf=(tbf rate "$rate" burst "$burst" latency 2ms)
+  local tbf=(tbf rate "$rate" burst "$burst" limit 64mb) swtbf=(tbf rate "$rate" burst "$burst" latency 2ms)
   for ((i = 0; i < nhosts; i++)); do
     if [ -n "$delay" ] && [ $netem = 1 ] &&
       "$tcc" -n "$prefix-h$i" qdisc add dev eth0 root handle 1: netem delay "$delay" limit 100000 2>"$tmp/err"; then
@@ -234,7 +247,7 @@ shape() { # RATE[:DELAY] on every link, both ends; "none" clears
       fi
       "$tcc" -n "$prefix-h$i" qdisc add dev eth0 root "${tbf[@]}" 2>"$tmp/err" || return 1
     fi
-    "$tcc" -n "$sw" qdisc add dev p$i root "${tbf[@]}" 2>"$tmp/err" || return 1
+    "$tcc" -n "$sw" qdisc add dev p$i root "${swtbf[@]}" 2>"$tmp/err" || return 1
   done
 }
 
@@ -273,7 +286,7 @@ one() { # impl shape layout op: appends "impl shape layout op size busbw time wr
   port=$((port + 1))
   local wx=(-x WEFT_MASTER_ADDR=10.99.0.1 -x WEFT_MASTER_PORT=$port) k="$1 $2 $3 $4"
   local best=(-x GLIBC_TUNABLES=$best_glibc --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none
-    --mca mpi_yield_when_idle 1 --mca btl_tcp_links "${OMPI_TCP_LINKS:-2}")
+    --mca mpi_yield_when_idle 1 --mca btl_tcp_links "${OMPI_TCP_LINKS:-2}" ${OMPI_EXTRA:-})
   case $impl in
   weft) bg mpirun_in0 "$l" "${wx[@]}" -x WEFT_BACKEND=tcp "$weft" bench "$op" "${szargs[@]}" --csv >"$tmp/out" 2>&1 || rc=$? ;;
   weft-mpi) bg mpirun_in0 "$l" "${best[@]}" "${wx[@]}" -x WEFT_BACKEND=mpi "$weft" bench "$op" "${szargs[@]}" --csv >"$tmp/out" 2>&1 || rc=$? ;;
