@@ -16,7 +16,7 @@ export OMPI_MCA_btl_tcp_if_include := lo
 export OMPI_MCA_oob_tcp_if_include := lo
 
 
-.PHONY: all deps build demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi clean
+.PHONY: all deps build demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi bench-cluster clean
 
 all: build
 
@@ -45,7 +45,8 @@ demo-allreduce: deps build
 # Every test: unit tests, the conformance suite over goroutines with -race,
 # over shared memory and TCP under mpirun, in two network-namespace hosts,
 # over the MPI backend (Open MPI, MPICH), the fault tests in separate
-# processes, and the fuzz targets.
+# processes, scripts/bench-cluster.sh in its small mode (and stopped by a
+# signal: it must remove its test hosts), and the fuzz targets.
 test: deps vet
 	$(GO) test -race -timeout 30m ./...
 	$(GO) test -race -tags mpi -timeout 20m ./collective/mpi/
@@ -87,6 +88,11 @@ bench:
 
 bench-vs-mpi: deps build
 	scripts/bench-vs-mpi.sh
+
+# Weft beside Open MPI on an emulated cluster: test hosts in network
+# namespaces on this machine, links shaped by tc (root; about 10 minutes).
+bench-cluster: deps
+	scripts/bench-cluster.sh
 
 clean:
 	rm -rf bin
