@@ -59,7 +59,7 @@
 # prebuilt weft binary with the mpi tag; OMPI_EXTRA more mpirun arguments
 # for the Open MPI runs (trying other settings). Every namespace, link, bridge,
 # qdisc and file the script made is removed when it ends, also on Ctrl-C
-# or SIGTERM.
+# or SIGTERM; a run stopped so prints the table of the rounds it measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,12 +106,17 @@ fi
 tmp=$(mktemp -d /tmp/bench-cluster.XXXXXX)
 prefix=weftc$$
 made=() # namespaces made, the switch last
-exec 3>&2 # the script's stderr, for cleanup: a signal can come while a
-# command's output is redirected to a file
+exec 3>&2 4>&1 # the script's stderr and stdout, for cleanup: a signal
+# can come while a command's output is redirected to a file
+measured=0
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  exec 2>&3
+  exec 2>&3 1>&4
+  if [ $measured = 0 ] && [ -s "${raw:-/nonexistent}" ]; then
+    say "stopped: the rounds measured so far"
+    table
+  fi
   # End what still runs inside the test hosts (only processes this run
   # started live there), then the namespaces, which takes their links,
   # the bridge and the qdiscs with them.
@@ -303,6 +308,45 @@ one() { # impl shape layout op: appends "impl shape layout op size busbw time wr
   esac
 }
 
+# --- table ----------------------------------------------------------------
+# table prints what was measured: at the end, or when a signal stops the
+# run (the rounds done so far).
+table() {
+  echo
+  echo "Links (measured before the runs; netem delay $([ $netem = 1 ] && echo applied || echo "not available: rate only")):"
+  echo
+  echo "| shape | one TCP stream (MB/s) | share of the rate | half round trip, 8 B (us) |"
+  echo "|---|---|---|---|"
+  awk '{ r = $1; sub(/:.*/, "", r); bps = r; sub(/bit$/, "", bps); m = 1
+    if (bps ~ /g$/) m = 1e9; else if (bps ~ /m$/) m = 1e6; else if (bps ~ /k$/) m = 1e3
+    sub(/[kmg]$/, "", bps); share = (r == "none" || $2 == "?") ? "-" : sprintf("%.0f%%", 100 * $2 * 8e6 / (bps * m))
+    printf "| %s | %s | %s | %s |\n", $1, $2, share, $3 }' "$links"
+  echo
+  echo "| shape | hosts x ranks | collective | size (B) | weft busbw | weft-mpi busbw | Open MPI busbw | weft / Open MPI | weft-mpi / Open MPI | weft / line rate | #wrong |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  awk '
+    function median(s,   a, n, i, j, t) {
+      n = split(s, a, " "); if (n == 0) return -1
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    function fmt(v) { return v < 0 ? "-" : sprintf("%.3f", v) }
+    function ratio(a, b) { return (a < 0 || b <= 0) ? "-" : sprintf("%.2f", a / b) }
+    function gbs(shape,   r, m) { r = shape; sub(/:.*/, "", r); sub(/bit$/, "", r); m = 1
+      if (r ~ /g$/) m = 1e9; else if (r ~ /m$/) m = 1e6; else if (r ~ /k$/) m = 1e3
+      sub(/[kmg]$/, "", r); return (r + 0) * m / 8e9 }
+    { k = $2 " " $3 " " $4 " " $5; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+      bw[$1, k] = bw[$1, k] " " $6; if ($1 ~ /^weft/) wrong[k] += $8 }
+    END {
+      for (i = 1; i <= n; i++) {
+        k = order[i]; split(k, f, " ")
+        w = median(bw["weft", k]); m = median(bw["weft-mpi", k]); o = median(bw["ompi", k]); line = gbs(f[1])
+        printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %d |\n", f[1], f[2], f[3], f[4], fmt(w), fmt(m), fmt(o),
+          ratio(w, o), ratio(m, o), (line > 0 && w >= 0) ? sprintf("%.0f%%", 100 * w / line) : "-", wrong[k]
+      }
+    }' "$raw"
+}
+
 raw=$tmp/raw
 : >"$raw"
 links=$tmp/links
@@ -316,9 +360,9 @@ for s in "${shapes[@]}"; do
   fi
   [ $netem = 1 ] || s=${s%%:*} # the rows name the shape the links have
   # The link as shaped: one TCP stream's rate and half a round trip.
-  weftp2p bandwidth -b 4M -e 4M
+  weftp2p bandwidth -b 1M -e 1M -n 5 # windows of 64 MiB: 4 s at 1 Gbit/s
   bw=$(awk -F, '$1=="bandwidth" {print $6}' "$tmp/p2p")
-  weftp2p latency -b 8 -e 8
+  weftp2p latency -b 8 -e 8 -n 2000
   lat=$(awk -F, '$1=="latency" {print $5}' "$tmp/p2p")
   echo "$s ${bw:-?} ${lat:-?}" >>"$links"
   say "links $s: one TCP stream ${bw:-?} MB/s, half round trip ${lat:-?} us"
@@ -334,40 +378,7 @@ for s in "${shapes[@]}"; do
   done
 done
 
-# --- table ----------------------------------------------------------------
-echo
-echo "Links (measured before the runs; netem delay $([ $netem = 1 ] && echo applied || echo "not available: rate only")):"
-echo
-echo "| shape | one TCP stream (MB/s) | share of the rate | half round trip, 8 B (us) |"
-echo "|---|---|---|---|"
-awk '{ r = $1; sub(/:.*/, "", r); bps = r; sub(/bit$/, "", bps); m = 1
-  if (bps ~ /g$/) m = 1e9; else if (bps ~ /m$/) m = 1e6; else if (bps ~ /k$/) m = 1e3
-  sub(/[kmg]$/, "", bps); share = (r == "none" || $2 == "?") ? "-" : sprintf("%.0f%%", 100 * $2 * 8e6 / (bps * m))
-  printf "| %s | %s | %s | %s |\n", $1, $2, share, $3 }' "$links"
-echo
-has() { [[ " ${impls[*]} " == *" $1 "* ]]; }
-echo "| shape | hosts x ranks | collective | size (B) | weft busbw | weft-mpi busbw | Open MPI busbw | weft / Open MPI | weft-mpi / Open MPI | weft / line rate | #wrong |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
-awk '
-  function median(s,   a, n, i, j, t) {
-    n = split(s, a, " "); if (n == 0) return -1
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-  }
-  function fmt(v) { return v < 0 ? "-" : sprintf("%.3f", v) }
-  function ratio(a, b) { return (a < 0 || b <= 0) ? "-" : sprintf("%.2f", a / b) }
-  function gbs(shape,   r, m) { r = shape; sub(/:.*/, "", r); sub(/bit$/, "", r); m = 1
-    if (r ~ /g$/) m = 1e9; else if (r ~ /m$/) m = 1e6; else if (r ~ /k$/) m = 1e3
-    sub(/[kmg]$/, "", r); return (r + 0) * m / 8e9 }
-  { k = $2 " " $3 " " $4 " " $5; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
-    bw[$1, k] = bw[$1, k] " " $6; if ($1 ~ /^weft/) wrong[k] += $8 }
-  END {
-    for (i = 1; i <= n; i++) {
-      k = order[i]; split(k, f, " ")
-      w = median(bw["weft", k]); m = median(bw["weft-mpi", k]); o = median(bw["ompi", k]); line = gbs(f[1])
-      printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %d |\n", f[1], f[2], f[3], f[4], fmt(w), fmt(m), fmt(o),
-        ratio(w, o), ratio(m, o), (line > 0 && w >= 0) ? sprintf("%.0f%%", 100 * w / line) : "-", wrong[k]
-    }
-  }' "$raw"
+table
+measured=1
 say "done in $((SECONDS - start)) s"
 if [ -n "${HOLD:-}" ]; then say "HOLD: hosts kept until $HOLD exists"; while ! [ -e "$HOLD" ]; do sleep 1; done; fi
