@@ -53,7 +53,7 @@
 #     OPS="allreduce broadcast allgather" IMPLS="weft weft-mpi ompi" scripts/bench-cluster.sh
 #   SMALL=1 scripts/bench-cluster.sh      (one shape, 2 hosts, two sizes, one round: the check)
 #
-# ITERS is the timed iterations per size (10; 0: weft bench's count,
+# ITERS is the timed iterations per size (5; 0: weft bench's count,
 # about 0.3 s of data at 1 GB/s, which at 1 Gbit/s takes ten times as
 # long); FACTOR the step between sizes (4); WEFT a
 # prebuilt weft binary with the mpi tag; OMPI_EXTRA more mpirun arguments
@@ -74,7 +74,7 @@ read -ra shapes <<<"${SHAPES:-10gbit:25us 1gbit:100us}"
 read -ra layouts <<<"${LAYOUTS:-2x2 4x1}"
 read -ra ops <<<"${OPS:-allreduce broadcast allgather}"
 read -ra impls <<<"${IMPLS:-weft weft-mpi ompi}"
-iters=${ITERS:-10}
+iters=${ITERS:-5}
 limit=${TIMEOUT:-600} # seconds for one launch
 say() { echo "bench-cluster: $*" >&2; }
 
