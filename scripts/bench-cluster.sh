@@ -37,8 +37,8 @@
 # Open MPI turns it on itself when it knows a node is oversubscribed, and
 # here every test host shares this machine's two cores), and no process
 # binding (every test host would bind its ranks to the same cores). Each
-# was measured here: at 1 Gbit/s, 2 hosts x 1 rank, allreduce 1-16 MiB,
-# busbw 0.04 GB/s with Open MPI's defaults, 0.05-0.06 yielding, 0.08-0.11
+# was measured here: at 1 Gbit/s with 2 ms queues at both ends of the
+# links, 2 hosts x 1 rank, allreduce 1-16 MiB, busbw 0.04 GB/s with Open MPI's defaults, 0.05-0.06 yielding, 0.08-0.11
 # with two links as well, 0.08-0.10 with four, 0.05-0.06 with 4 MiB
 # socket buffers instead (docs/BENCHMARKS.md).
 #
@@ -57,7 +57,8 @@
 # about 0.3 s of data at 1 GB/s, which at 1 Gbit/s takes ten times as
 # long); FACTOR the step between sizes (4); WEFT a
 # prebuilt weft binary with the mpi tag; OMPI_EXTRA more mpirun arguments
-# for the Open MPI runs (trying other settings). Every namespace, link, bridge,
+# for the Open MPI runs (trying other settings); HOLD=FILE keeps the hosts
+# after the table until FILE exists (to look at them). Every namespace, link, bridge,
 # qdisc and file the script made is removed when it ends, also on Ctrl-C
 # or SIGTERM; a run stopped so prints the table of the rounds it measured.
 set -euo pipefail
