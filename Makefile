@@ -21,7 +21,7 @@ export OMPI_MCA_oob_tcp_if_include := lo
 # of NVML's deprecated functions) and passes everything else through.
 GOQ     = GO="$(GO)" scripts/go-quiet.sh
 
-.PHONY: all deps build build-mpich demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi clean
+.PHONY: all deps build build-mpich demo demo-allreduce test test-short vet fuzz bench bench-vs-mpi bench-cluster clean
 
 all: build
 
@@ -60,7 +60,8 @@ demo-allreduce: deps build
 # processes, the launch tests (cmd/weft: every command of docs/LAUNCH.md
 # and the README under mpirun, MPICH's mpiexec, torchrun where PyTorch is
 # installed, and a Slurm cluster of this host the test starts as root),
-# and the fuzz targets.
+# scripts/bench-cluster.sh in its small mode (and stopped by a signal: it
+# must remove its test hosts), and the fuzz targets.
 test: deps vet
 	$(GOQ) test -race -timeout 30m ./...
 	$(GOQ) test -race -tags mpi -timeout 20m ./collective/mpi/
@@ -102,6 +103,11 @@ bench:
 
 bench-vs-mpi: deps build
 	scripts/bench-vs-mpi.sh
+
+# Weft beside Open MPI on an emulated cluster: test hosts in network
+# namespaces on this machine, links shaped by tc (root; about 10 minutes).
+bench-cluster: deps
+	scripts/bench-cluster.sh
 
 clean:
 	rm -rf bin
