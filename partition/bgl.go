@@ -530,19 +530,7 @@ func lessLoaded(i, j int, load, tload []float64, capN, capL float64) bool {
 // (distinct neighbour blocks summed over blocks) without building it, in
 // parallel over fixed block ranges with per-worker scratch.
 func blockEntries(a *adjacency, block []int32, nb int) int64 {
-	start := make([]int64, nb+1)
-	for _, b := range block {
-		start[b+1]++
-	}
-	for b := range nb {
-		start[b+1] += start[b]
-	}
-	nodes := make([]int32, a.n)
-	fill := slices.Clone(start[:nb])
-	for v, b := range block {
-		nodes[fill[b]] = int32(v)
-		fill[b]++
-	}
+	start, nodes := groupBy(block, nb)
 	const chunk = 256
 	nc := (nb + chunk - 1) / chunk
 	cnt := make([]int64, nc)

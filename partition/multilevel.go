@@ -127,59 +127,8 @@ func (g *wgraph) coarsen(seed uint64, level int, maxVW, maxTW int64) (*wgraph, [
 			nc++
 		}
 	}
-	c := &wgraph{n: nc, ptr: make([]int64, nc+1), vw: make([]int32, nc)}
-	if g.tw != nil {
-		c.tw = make([]int32, nc)
-	}
-	stamp := make([]int32, nc)
-	slot := make([]int64, nc)
-	for i := range stamp {
-		stamp[i] = -1
-	}
-	// Capacity for every entry: pages never written are never resident.
-	c.adj = make([]int32, 0, len(g.adj))
-	c.ew = make([]int32, 0, len(g.adj))
-	var acc []int64
-	for v := range n {
-		cv := cmap[v]
-		if int(match[v]) < v {
-			continue // the pair was built from its lower member
-		}
-		c.vw[cv] = int32(g.vwt(v))
-		if c.tw != nil {
-			c.tw[cv] = int32(g.twt(v))
-		}
-		start := len(c.adj)
-		acc = acc[:0]
-		add := func(x int) {
-			for i := g.ptr[x]; i < g.ptr[x+1]; i++ {
-				cu := cmap[g.adj[i]]
-				if cu == cv {
-					continue
-				}
-				if stamp[cu] != cv {
-					stamp[cu] = cv
-					slot[cu] = int64(len(acc))
-					c.adj = append(c.adj, cu)
-					acc = append(acc, 0)
-				}
-				acc[slot[cu]] += g.ewt(i)
-			}
-		}
-		add(v)
-		if u := int(match[v]); u != v {
-			c.vw[cv] += int32(g.vwt(u))
-			if c.tw != nil {
-				c.tw[cv] += int32(g.twt(u))
-			}
-			add(u)
-		}
-		for _, x := range acc {
-			c.ew = append(c.ew, sat32(x))
-		}
-		c.ptr[cv+1] = c.ptr[cv] + int64(len(c.adj)-start)
-	}
-	return c, cmap
+	// Each pair's members are in increasing order, as contract takes them.
+	return g.contract(cmap, nc), cmap
 }
 
 // bounds are the balance constraints of a refinement: at most maxW nodes
@@ -1003,23 +952,30 @@ func (g *wgraph) lpClusters(cap int64, rounds int, seed uint64, level int) ([]in
 	return label, nc
 }
 
+// groupBy lists the members of each of the n groups of assign in
+// increasing order: group b's are members[start[b]:start[b+1]].
+func groupBy(assign []int32, n int) (start []int64, members []int32) {
+	start = make([]int64, n+1)
+	for _, b := range assign {
+		start[b+1]++
+	}
+	for b := range n {
+		start[b+1] += start[b]
+	}
+	members = make([]int32, len(assign))
+	fill := slices.Clone(start[:n])
+	for v, b := range assign {
+		members[fill[b]] = int32(v)
+		fill[b]++
+	}
+	return start, members
+}
+
 // contract builds the graph of the clusters cmap (nc of them): vertex
 // weights summed, edge weights between clusters summed, edges inside a
 // cluster dropped. Sequential.
 func (g *wgraph) contract(cmap []int32, nc int) *wgraph {
-	start := make([]int64, nc+1)
-	for _, c := range cmap {
-		start[c+1]++
-	}
-	for c := range nc {
-		start[c+1] += start[c]
-	}
-	members := make([]int32, g.n)
-	fill := slices.Clone(start[:nc])
-	for v, c := range cmap {
-		members[fill[c]] = int32(v)
-		fill[c]++
-	}
+	start, members := groupBy(cmap, nc)
 	c := &wgraph{n: nc, ptr: make([]int64, nc+1), vw: make([]int32, nc)}
 	if g.tw != nil {
 		c.tw = make([]int32, nc)
