@@ -140,6 +140,10 @@ cleanup() {
   local n=0
   for ns in "${made[@]}"; do "$ipc" netns del "$ns" 2>/dev/null && n=$((n + 1)); done
   rm -rf "$tmp"
+  # Open MPI's shared-memory segments are named after the host, and the
+  # test hosts share this machine's /dev/shm: a rank killed above leaves
+  # its segment there.
+  rm -f /dev/shm/vader_segment."$prefix"-*
   say "removed $n namespaces (${made[*]:-none}) with their veth links, bridge and qdiscs, and $tmp"
   exit "$rc"
 }

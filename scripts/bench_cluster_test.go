@@ -79,7 +79,9 @@ func TestMain(m *testing.M) {
 
 var hostsLine = regexp.MustCompile(`test hosts \(([^)]*)\) on \S+ behind bridge \S+ in (\S+)`)
 
-// leftover returns the namespaces of names that still exist.
+// leftover returns the namespaces of names that still exist, and the
+// shared-memory segments Open MPI's ranks left under a test host's name
+// (the test hosts share this machine's /dev/shm).
 func leftover(t *testing.T, names []string) []string {
 	t.Helper()
 	out, err := exec.Command("ip", "netns", "list").Output()
@@ -91,6 +93,8 @@ func leftover(t *testing.T, names []string) []string {
 		if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(n) + `\b`).Match(out) {
 			left = append(left, n)
 		}
+		segs, _ := filepath.Glob("/dev/shm/vader_segment." + n + ".*")
+		left = append(left, segs...)
 	}
 	return left
 }
@@ -139,7 +143,9 @@ func TestBenchClusterSmall(t *testing.T) {
 // made (and with them its links, bridge and qdiscs) and the processes it
 // started in them.
 func TestBenchClusterInterrupted(t *testing.T) {
-	env := clusterEnv(t)
+	// HOLD keeps the hosts up after the last run until a file that never
+	// appears does, so a fast run cannot end before the signal lands.
+	env := append(clusterEnv(t), "HOLD="+filepath.Join(t.TempDir(), "never"))
 	cmd := exec.Command("./bench-cluster.sh")
 	cmd.Env = env
 	pr, err := cmd.StderrPipe()
