@@ -172,11 +172,7 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 	}
 	for i := len(levels) - 2; i >= 0; i-- {
 		g := levels[i]
-		fine := make([]int32, g.n)
-		for v, c := range cmaps[i] {
-			fine[v] = cpart[c]
-		}
-		cpart = fine
+		cpart = project(cmaps[i], cpart)
 		pw, pt := g.loads(cpart, k)
 		g.balance(cpart, k, pw, pt, bnd)
 		g.refineGreedy(cpart, k, pw, pt, bnd, passes)

@@ -785,11 +785,7 @@ func (g *wgraph) mlBisect(frac float64, seed uint64, tries int) []int8 {
 	side := levels[len(levels)-1].bisect(frac, seed, tries)
 	for i := len(levels) - 2; i >= 0; i-- {
 		f := levels[i]
-		fine := make([]int8, f.n)
-		for v, c := range cmaps[i] {
-			fine[v] = side[c]
-		}
-		side = fine
+		side = project(cmaps[i], side)
 		f.fm2(side, make([]int64, f.n), wt(f), frac*total, total)
 	}
 	return side
@@ -950,6 +946,16 @@ func (g *wgraph) lpClusters(cap int64, rounds int, seed uint64, level int) ([]in
 		label[v] = id[l]
 	}
 	return label, nc
+}
+
+// project carries a coarse level's labels to the finer level whose
+// vertex v was contracted into cmap[v].
+func project[T any](cmap []int32, coarse []T) []T {
+	fine := make([]T, len(cmap))
+	for v, c := range cmap {
+		fine[v] = coarse[c]
+	}
+	return fine
 }
 
 // groupBy lists the members of each of the n groups of assign in
