@@ -41,6 +41,7 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 	return map[driver.Kind][]*algorithm{
 		driver.AllReduce: {
 			{name: "hier", id: 16, can: spansHosts, run: allreduceHier},
+			{name: "shm", id: 25, can: shmGroupRuns, run: allreduceShm},
 			{name: "rd", id: 1, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallAllReduce }, run: allreduceRD},
 			{name: "ring", id: 2, run: allreduceRing},
 		},

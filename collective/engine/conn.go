@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport"
+	"github.com/weft-hpc/weft/collective/transport/shm"
 	"github.com/weft-hpc/weft/internal/reduce"
 	"github.com/weft-hpc/weft/internal/wire"
 )
@@ -79,6 +80,13 @@ type conn struct {
 
 	topoOnce sync.Once
 	topology *topology
+
+	// The shared segment of the shared-memory collectives (allreduce_shm.go),
+	// owned by the collective running like seq.
+	groupState int
+	group      *shm.Group
+	groupSeq   uint64 // this rank's counter in the segment
+	groupUse   uint64 // rounds run: which set of areas is next
 }
 
 var _ driver.Conn = (*conn)(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport"
 	"github.com/weft-hpc/weft/collective/transport/inproc"
+	"github.com/weft-hpc/weft/collective/transport/shm"
 	"github.com/weft-hpc/weft/internal/reduce"
 	"github.com/weft-hpc/weft/internal/wire"
 )
@@ -54,6 +55,9 @@ type endpoint struct {
 	failOnce sync.Once
 	failed   chan struct{}
 	aborts   sync.WaitGroup // abort frames being written
+
+	groups   []*shm.Group // shared segments of the communicators; guarded by mu
+	groupOps atomic.Int32 // operations running on them
 
 	closeOnce sync.Once
 	closing   atomic.Bool
@@ -331,6 +335,7 @@ func (ep *endpoint) close() {
 		ep.tr.Close()
 		ep.self.link.Close()
 		ep.wg.Wait()
+		ep.closeGroups()
 	})
 }
 

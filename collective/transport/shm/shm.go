@@ -233,6 +233,17 @@ func (l *Link) wakeAll() {
 // create makes a new segment with a name no stale file can have: the
 // creator's pid and 64 random bits.
 func create(size, rb int) (string, []byte, error) {
+	name, mem, err := createSeg(size)
+	if err != nil {
+		return "", nil, err
+	}
+	binary.LittleEndian.PutUint64(mem[0:], segMagic)
+	binary.LittleEndian.PutUint64(mem[8:], uint64(rb))
+	return name, mem, nil
+}
+
+// createSeg makes, sizes and maps a new segment named after this process.
+func createSeg(size int) (string, []byte, error) {
 	var rnd [8]byte
 	rand.Read(rnd[:])
 	name := fmt.Sprintf("weft-%d-%s", os.Getpid(), hex.EncodeToString(rnd[:]))
@@ -251,12 +262,23 @@ func create(size, rb int) (string, []byte, error) {
 		os.Remove(path)
 		return "", nil, fmt.Errorf("shm: mapping %s: %w", path, err)
 	}
-	binary.LittleEndian.PutUint64(mem[0:], segMagic)
-	binary.LittleEndian.PutUint64(mem[8:], uint64(rb))
 	return name, mem, nil
 }
 
 func attach(name string, size, rb int) ([]byte, error) {
+	mem, err := attachSeg(name, size)
+	if err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint64(mem[0:]) != segMagic || binary.LittleEndian.Uint64(mem[8:]) != uint64(rb) {
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("shm: %s is not a weft segment with %d-byte rings", filepath.Join(Dir, name), rb)
+	}
+	return mem, nil
+}
+
+// attachSeg maps the existing segment name, which must have size bytes.
+func attachSeg(name string, size int) ([]byte, error) {
 	path := filepath.Join(Dir, name)
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -265,15 +287,11 @@ func attach(name string, size, rb int) ([]byte, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil || st.Size() != int64(size) {
-		return nil, fmt.Errorf("shm: segment %s has the wrong size (the peer uses another ring size?)", path)
+		return nil, fmt.Errorf("shm: segment %s has the wrong size (the peer uses other settings?)", path)
 	}
 	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("shm: mapping %s: %w", path, err)
-	}
-	if binary.LittleEndian.Uint64(mem[0:]) != segMagic || binary.LittleEndian.Uint64(mem[8:]) != uint64(rb) {
-		unix.Munmap(mem)
-		return nil, fmt.Errorf("shm: %s is not a weft segment with %d-byte rings", path, rb)
 	}
 	return mem, nil
 }
