@@ -46,9 +46,20 @@ import (
 
 const (
 	groupArea   = 256 << 10                 // bytes per round and per slot (docs/BENCHMARKS.md)
+	groupAreaOS = 1 << 20                   // the same with more ranks than CPUs on the host
 	groupSmall  = 16 << 10                  // one-step rounds through the slots at or below
 	groupInline = shm.MailBytes - callBytes // one-step rounds in the mailboxes at or below
 )
+
+// areaFor is the data area of c's segment: larger rounds where the host
+// is oversubscribed, so that fewer steps wait for a rank to get a CPU.
+// Every rank of the host computes the same.
+func areaFor(c *conn) int {
+	if c.ep.cfg.yield {
+		return groupAreaOS
+	}
+	return groupArea
+}
 
 // shmGroupRuns reports whether c can use a shared segment: more than one
 // rank and every peer of c over shared memory. Every member computes the
@@ -101,7 +112,7 @@ func (x *exec) setupGroup() (bool, error) {
 	ok := []byte{1}
 	if c.rank == 0 {
 		name := make([]byte, groupNameBytes)
-		g, err := shm.CreateGroup(n, groupArea)
+		g, err := shm.CreateGroup(n, areaFor(c))
 		if err == nil {
 			copy(name, g.Name())
 		} else {
@@ -151,7 +162,7 @@ func (x *exec) setupGroup() (bool, error) {
 	}
 	var g *shm.Group
 	if end := indexByte(name, 0); end > 0 {
-		g, err = shm.AttachGroup(string(name[:end]), n, c.rank, groupArea)
+		g, err = shm.AttachGroup(string(name[:end]), n, c.rank, areaFor(c))
 		if err != nil {
 			c.ep.cfg.log.Debug("shared-memory collectives off: cannot attach the segment", "err", err)
 		}
@@ -219,7 +230,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 		// The payload rides in the mailbox beside the stamp.
 		v := c.groupSeq + 1
 		copy(g.Mail(r, v)[callBytes:], a.Send)
-		if err := x.groupStep(g, &first); err != nil {
+		if err := x.groupStep(g, &first, false); err != nil {
 			return err
 		}
 		out := a.Recv[:total]
@@ -235,7 +246,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 		set := int(c.groupUse & 1)
 		c.groupUse++
 		copy(g.Area(set, r), a.Send)
-		if err := x.groupStep(g, &first); err != nil {
+		if err := x.groupStep(g, &first, false); err != nil {
 			return err
 		}
 		out := a.Recv[:total]
@@ -246,7 +257,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 		x.finishAvg(out)
 		return nil
 	}
-	per := groupArea / es // elements a round
+	per := g.AreaBytes() / es // elements a round
 	for off := 0; off < a.Count; off += per {
 		cnt := min(per, a.Count-off)
 		set := int(c.groupUse & 1)
@@ -259,7 +270,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 			po, pl := part(cnt, n, q)
 			copy(mine[po*es:(po+pl)*es], a.Send[(off+po)*es:(off+po+pl)*es])
 		}
-		if err := x.groupStep(g, &first); err != nil {
+		if err := x.groupStep(g, &first, true); err != nil {
 			return err
 		}
 		po, pl := part(cnt, n, r)
@@ -285,7 +296,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 			x.finishAvg(out)
 			copy(g.Area(set, n)[po*es:], out)
 		}
-		if err := x.groupStep(g, &first); err != nil {
+		if err := x.groupStep(g, &first, true); err != nil {
 			return err
 		}
 		res := g.Area(set, n)
@@ -304,7 +315,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 // every rank has reached that step. On the operation's first step it
 // publishes this rank's call in its mailbox first and then checks the
 // others'.
-func (x *exec) groupStep(g *shm.Group, first *bool) error {
+func (x *exec) groupStep(g *shm.Group, first *bool, rounds bool) error {
 	c := x.c
 	c.groupSeq++
 	v := c.groupSeq
@@ -312,7 +323,7 @@ func (x *exec) groupStep(g *shm.Group, first *bool) error {
 		putCall(g.Mail(c.rank, v), x.seq, x.d)
 	}
 	g.Raise(v)
-	if err := x.groupWait(g, v); err != nil {
+	if err := x.groupWait(g, v, rounds); err != nil {
 		return err
 	}
 	if *first {
@@ -337,7 +348,7 @@ const callBytes = 24
 // groupWait waits until every rank's counter is at least v: polling for
 // the spin time, then sleeping in slices. A rank whose counter stays put
 // for the silence limit is blamed.
-func (x *exec) groupWait(g *shm.Group, v uint64) error {
+func (x *exec) groupWait(g *shm.Group, v uint64, rounds bool) error {
 	c := x.c
 	ep := c.ep
 	behind := func() int {
@@ -348,10 +359,22 @@ func (x *exec) groupWait(g *shm.Group, v uint64) error {
 		}
 		return -1
 	}
+	// The rank that finds every stamp at v wakes the sleepers; the others
+	// leave them be, since each wake-up costs a sleeper a system call and a
+	// thread switch, on an oversubscribed host another rank's time.
+	if behind() < 0 {
+		g.Wake()
+		return nil
+	}
 	// Poll without the clock first: most waits end within a few
-	// microseconds, and reading the clock costs as much as a poll.
+	// microseconds, and reading the clock costs as much as a poll. With
+	// more ranks than CPUs, poll giving the CPU away (sched_yield) for a
+	// one-step operation, but sleep at once between the rounds of a large
+	// one: there the rank waited for needs this CPU for long, and ranks
+	// yielding to each other while they wait for it took more time than
+	// the sleeps (docs/BENCHMARKS.md).
 	var spinEnd time.Time
-	for spins := 1; ; spins++ {
+	for spins := 1; !(ep.cfg.yield && rounds); spins++ {
 		if behind() < 0 {
 			return nil
 		}
@@ -360,10 +383,10 @@ func (x *exec) groupWait(g *shm.Group, v uint64) error {
 		} else if spins%256 != 0 {
 			continue
 		}
-		if ep.failure() != nil {
-			return ep.stopErr()
+		if err := x.groupTrouble(g, v); err != nil {
+			return err
 		}
-		if spins%256 == 0 {
+		if ep.cfg.yield || spins%256 == 0 {
 			now := time.Now()
 			if spinEnd.IsZero() {
 				spinEnd = now.Add(ep.cfg.spin)
@@ -384,8 +407,8 @@ func (x *exec) groupWait(g *shm.Group, v uint64) error {
 		if q < 0 {
 			return nil
 		}
-		if ep.failure() != nil {
-			return ep.stopErr()
+		if err := x.groupTrouble(g, v); err != nil {
+			return err
 		}
 		select {
 		case <-done:
@@ -401,6 +424,28 @@ func (x *exec) groupWait(g *shm.Group, v uint64) error {
 			return ep.stopErr()
 		}
 	}
+}
+
+// groupTrouble is why a wait for step v cannot end: the endpoint failed,
+// or a rank not there yet closed its communicator (it said goodbye).
+func (x *exec) groupTrouble(g *shm.Group, v uint64) error {
+	ep := x.c.ep
+	if ep.failure() != nil {
+		return ep.stopErr()
+	}
+	for q, w := range x.c.world {
+		if q == x.c.rank || g.Reached(q, v) {
+			continue
+		}
+		p := ep.peers[w]
+		p.mu.Lock()
+		gone := p.gone
+		p.mu.Unlock()
+		if gone != nil {
+			return gone
+		}
+	}
+	return nil
 }
 
 // groupEnter counts an operation on a shared segment, unless the endpoint

@@ -26,8 +26,9 @@
 //     or one the hierarchical algorithms derive): Run, Start, Split, and
 //     the primitives the algorithms use (send, recv, reducing receive,
 //     wait).
-//   - algo.go and one file per algorithm: ring and recursive-doubling
-//     allreduce, tree and chain broadcast and reduce, ring and recursive
+//   - algo.go and one file per algorithm: the shared-segment allreduce
+//     for a communicator on one host (allreduce_shm.go, over
+//     transport/shm's Group), ring and recursive-doubling allreduce, tree and chain broadcast and reduce, ring and recursive
 //     doubling allgather and reduce-scatter, pairwise all-to-all,
 //     dissemination barrier, and hier.go's hierarchical allreduce,
 //     broadcast and allgather for ranks that span hosts. docs/ALGORITHMS.md

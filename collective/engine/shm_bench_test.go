@@ -32,9 +32,9 @@ func (p *pairTransport) Link(peer int) transport.Link {
 }
 func (p *pairTransport) Close() error { return p.link.Close() }
 
-// shmPair returns two communicators joined by a shared-memory link, for
-// looking at the engine's per-operation cost in one process.
-func shmPair(b *testing.B) [2]*conn {
+// shmPair returns two communicators joined by a shared-memory link, in
+// one process, with the silence limit timeout.
+func shmPair(b testing.TB, timeout time.Duration) [2]*conn {
 	shm.Dir = b.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -63,7 +63,7 @@ func shmPair(b *testing.B) [2]*conn {
 	if errs[0] != nil || errs[1] != nil {
 		b.Fatal(errs)
 	}
-	cfg, err := newConfig(&driver.Config{ChunkBytes: 512 << 10, Timeout: time.Minute})
+	cfg, err := newConfig(&driver.Config{ChunkBytes: 512 << 10, Timeout: timeout})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func BenchmarkAllReduceShm8B(b *testing.B) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		b.Skip("GOMAXPROCS < 2: both ends spin, each needs a CPU of its own")
 	}
-	cs := shmPair(b)
+	cs := shmPair(b, time.Minute)
 	ctx := context.Background()
 	run := func(c *conn, n int) error {
 		runtime.LockOSThread()

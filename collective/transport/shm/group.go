@@ -150,9 +150,12 @@ func (g *Group) Progress() (s uint64) {
 }
 
 // Raise sets this rank's stamp to step v, one above the last: what it
-// wrote before is visible to a rank that sees v. Sleepers are woken.
-func (g *Group) Raise(v uint64) {
-	atomic.StoreUint64(g.stamp(g.rank, v), v)
+// wrote before is visible to a rank that sees v. It wakes no one: the rank
+// that sees every stamp at v calls Wake.
+func (g *Group) Raise(v uint64) { atomic.StoreUint64(g.stamp(g.rank, v), v) }
+
+// Wake wakes the ranks asleep on the group, if any.
+func (g *Group) Wake() {
 	if atomic.LoadUint32(g.sleepers) != 0 {
 		atomic.AddUint32(g.wake, 1)
 		futex(g.wake, futexWake, 1<<30, nil)
@@ -160,7 +163,7 @@ func (g *Group) Raise(v uint64) {
 }
 
 // Sleep waits until ready holds or about d has passed, sleeping on the
-// group's futex: a rank that raises its stamp meanwhile wakes it.
+// group's futex: a rank that calls Wake meanwhile wakes it.
 func (g *Group) Sleep(ready func() bool, d time.Duration) {
 	seen := atomic.LoadUint32(g.wake)
 	atomic.AddUint32(g.sleepers, 1)

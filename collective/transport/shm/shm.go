@@ -19,6 +19,11 @@
 // carries its creator's pid in its name and is removed by the next job on
 // the host.
 //
+// Group (group.go) is the other kind of segment: one that all ranks of a
+// communicator on the host map, with a stamp and a small mailbox per rank
+// and data areas, for collectives that reduce in shared memory instead of
+// streaming frames.
+//
 // Hand-written because nothing maintained offers cross-process rings with
 // futex wake-ups for Go; golang.org/x/sys/unix supplies mmap and the
 // system calls.
