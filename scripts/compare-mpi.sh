@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Allreduce on one host, in one run: Weft's own transports (shared memory),
 # Weft's MPI backend, and Open MPI's MPI_Allreduce called from C
-# (scripts/peers/mpi_allreduce.c), with Open MPI's defaults and with its
-# best settings here, plus a memcpy of the same bytes as the memory bound.
+# (scripts/peers/mpi_allreduce.c), with Open MPI's defaults and with each of
+# the settings that were best at some size here, plus a memcpy of the same
+# bytes as the memory bound.
 #
-# The best settings: no single-copy mechanism (btl_vader_single_copy_mechanism,
-# `ompi_info --param btl vader --level 9`), and glibc keeping freed memory
-# (mallopt(3)'s M_MMAP_MAX and M_TRIM_THRESHOLD through GLIBC_TUNABLES),
-# since Open MPI's allreduce algorithms malloc their temporary buffers on
-# every call (coll_base_allreduce.c) and fresh pages are slow to touch
-# (docs/BENCHMARKS.md, "The machine"). A multi-threaded process (any Go
-# program) mallocs from arenas of its own per thread, where those two do
-# not act: the tunables add arena_max=1 (M_ARENA_MAX), which changes
-# nothing for the single-threaded C peer. Weft's MPI backend runs with the
-# same settings as "Open MPI best", so their ratio is the backend's cost.
+# Open MPI's settings: glibc keeping freed memory (mallopt(3)'s M_MMAP_MAX
+# and M_TRIM_THRESHOLD through GLIBC_TUNABLES), since its allreduce
+# algorithms malloc their temporary buffers on every call
+# (coll_base_allreduce.c) and fresh pages are slow to touch
+# (docs/BENCHMARKS.md, "The machine"); with that, three variants: no
+# single-copy mechanism (btl_vader_single_copy_mechanism none, `ompi_info
+# --param btl vader --level 9`), the default single copy (CMA,
+# process_vm_readv), and CMA with the Rabenseifner allreduce forced
+# (coll_tuned_allreduce_algorithm 6). "Open MPI best" is, size by size, the
+# best median of the three. A multi-threaded process (any Go program)
+# mallocs from arenas of its own per thread, where the two tunables do not
+# act: they add arena_max=1 (M_ARENA_MAX), which changes nothing for the
+# single-threaded C peer. Weft's MPI backend runs with the first variant's
+# settings.
 #
 # For each rank count and size the runs alternate, REPS times; the table
 # gives medians of busbw (GB/s; time in us at 8 bytes), Weft-shm / best
@@ -35,6 +40,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 best_glibc=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.arena_max=1
 best=(-x GLIBC_TUNABLES=$best_glibc --mca btl_vader_single_copy_mechanism none)
+cma=(-x GLIBC_TUNABLES=$best_glibc)
+cmarab=(-x GLIBC_TUNABLES=$best_glibc --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 6)
 
 make -s build
 mkdir -p bin
@@ -62,14 +69,18 @@ for np in "${nps[@]}"; do
       mpirun -np "$np" bin/mpi_allreduce "$s" "$s" 2 |
         awk -F, -v np="$np" 'NR>1 {print "ompi-default", np, $3, $4, $6}' >>"$raw"
       GLIBC_TUNABLES=$best_glibc mpirun "${best[@]}" -np "$np" bin/mpi_allreduce "$s" "$s" 2 |
-        awk -F, -v np="$np" 'NR>1 {print "ompi-best", np, $3, $4, $6}' >>"$raw"
+        awk -F, -v np="$np" 'NR>1 {print "ompi-nocopy", np, $3, $4, $6}' >>"$raw"
+      GLIBC_TUNABLES=$best_glibc mpirun "${cma[@]}" -np "$np" bin/mpi_allreduce "$s" "$s" 2 |
+        awk -F, -v np="$np" 'NR>1 {print "ompi-cma", np, $3, $4, $6}' >>"$raw"
+      GLIBC_TUNABLES=$best_glibc mpirun "${cmarab[@]}" -np "$np" bin/mpi_allreduce "$s" "$s" 2 |
+        awk -F, -v np="$np" 'NR>1 {print "ompi-cmarab", np, $3, $4, $6}' >>"$raw"
       bin/mpi_allreduce copy "$s" | awk -v np="$np" '{print "memcpy", np, $1, $2, $3}' >>"$raw"
     done
   done
 done
 
-head="| ranks | size (B) | weft shm | weft mpi backend | Open MPI default | Open MPI best | memcpy bound | weft shm / best | mpi backend / best |"
-sep="|---|---|---|---|---|---|---|---|---|"
+head="| ranks | size (B) | weft shm | weft mpi backend | Open MPI default | no single copy | CMA | CMA + Rabenseifner | Open MPI best | memcpy bound | weft shm / best | mpi backend / best |"
+sep="|---|---|---|---|---|---|---|---|---|---|---|---|"
 if [ -n "$baseline" ]; then
   head="$head baseline shm | baseline mpi | shm new / baseline | mpi new / baseline |"
   sep="$sep---|---|---|---|"
@@ -89,9 +100,14 @@ awk -v withbase="${baseline:+1}" '
   END {
     for (i = 1; i <= n; i++) {
       k = order[i]; split(k, f, " "); small = (f[2] == 8); u = small ? " us" : ""
-      w = median(x["weft-shm", k]); m = median(x["weft-mpi", k]); b = median(x["ompi-best", k])
-      line = sprintf("| %d | %d | %s%s | %s%s | %s%s | %s%s | %s | %s | %s |", f[1], f[2], w, u, m, u,
-        median(x["ompi-default", k]), u, b, u, small ? "-" : median(x["memcpy", k]), ratio(w, b, small), ratio(m, b, small))
+      w = median(x["weft-shm", k]); m = median(x["weft-mpi", k])
+      nc = median(x["ompi-nocopy", k]); cm = median(x["ompi-cma", k]); cr = median(x["ompi-cmarab", k])
+      # best: highest busbw, or lowest time at 8 bytes
+      b = nc; bn = "no single copy"
+      if (small ? cm < b : cm > b) { b = cm; bn = "CMA" }
+      if (small ? cr < b : cr > b) { b = cr; bn = "CMA + Rabenseifner" }
+      line = sprintf("| %d | %d | %s%s | %s%s | %s%s | %s%s | %s%s | %s%s | %s (%s) | %s | %s | %s |", f[1], f[2], w, u, m, u,
+        median(x["ompi-default", k]), u, nc, u, cm, u, cr, u, b, bn, small ? "-" : median(x["memcpy", k]), ratio(w, b, small), ratio(m, b, small))
       if (withbase) {
         bw = median(x["base-shm", k]); bm = median(x["base-mpi", k])
         line = line sprintf(" %s%s | %s%s | %s | %s |", bw, u, bm, u, ratio(w, bw, small), ratio(m, bm, small))

@@ -16,7 +16,7 @@ import (
 // talk over shared memory: no frames, no matching, no rings. Ranks move in
 // steps: a rank raises its stamp to its next step and waits until every
 // rank has reached it. The buffer goes through in rounds of at most one
-// data area (groupArea bytes), two steps each:
+// data area (areaFor), two steps each:
 //
 //  1. every rank copies the parts of its round that others reduce into
 //     its slot, and takes a step;
@@ -45,20 +45,21 @@ import (
 // link reports it), the caller's context and the silence limit.
 
 const (
-	groupArea   = 256 << 10                 // bytes per round and per slot (docs/BENCHMARKS.md)
-	groupAreaOS = 1 << 20                   // the same with more ranks than CPUs on the host
 	groupSmall  = 16 << 10                  // one-step rounds through the slots at or below
 	groupInline = shm.MailBytes - callBytes // one-step rounds in the mailboxes at or below
 )
 
-// areaFor is the data area of c's segment: larger rounds where the host
-// is oversubscribed, so that fewer steps wait for a rank to get a CPU.
-// Every rank of the host computes the same.
+// areaFor is the size of the data areas of c's segment: 4 MiB rounds for
+// up to four ranks (fewer steps, and the fastest of 256 KiB-4 MiB at 2 and
+// at 4 ranks, docs/BENCHMARKS.md), halved as ranks are added so that the
+// segment stays under 48 MiB, down to 256 KiB. Every rank computes the
+// same.
 func areaFor(c *conn) int {
-	if c.ep.cfg.yield {
-		return groupAreaOS
+	a := 4 << 20
+	for a > 256<<10 && 2*(c.size+1)*a > 48<<20 {
+		a /= 2
 	}
-	return groupArea
+	return a
 }
 
 // shmGroupRuns reports whether c can use a shared segment: more than one
@@ -258,6 +259,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 		return nil
 	}
 	per := g.AreaBytes() / es // elements a round
+	rounds := a.Count > per
 	for off := 0; off < a.Count; off += per {
 		cnt := min(per, a.Count-off)
 		set := int(c.groupUse & 1)
@@ -270,7 +272,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 			po, pl := part(cnt, n, q)
 			copy(mine[po*es:(po+pl)*es], a.Send[(off+po)*es:(off+po+pl)*es])
 		}
-		if err := x.groupStep(g, &first, true); err != nil {
+		if err := x.groupStep(g, &first, rounds); err != nil {
 			return err
 		}
 		po, pl := part(cnt, n, r)
@@ -296,7 +298,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 			x.finishAvg(out)
 			copy(g.Area(set, n)[po*es:], out)
 		}
-		if err := x.groupStep(g, &first, true); err != nil {
+		if err := x.groupStep(g, &first, rounds); err != nil {
 			return err
 		}
 		res := g.Area(set, n)
@@ -312,7 +314,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 }
 
 // groupStep raises this rank's stamp to its next step and waits until
-// every rank has reached that step. On the operation's first step it
+// every rank has reached that step (rounds: the operation has several). On the operation's first step it
 // publishes this rank's call in its mailbox first and then checks the
 // others'.
 func (x *exec) groupStep(g *shm.Group, first *bool, rounds bool) error {
@@ -368,11 +370,11 @@ func (x *exec) groupWait(g *shm.Group, v uint64, rounds bool) error {
 	}
 	// Poll without the clock first: most waits end within a few
 	// microseconds, and reading the clock costs as much as a poll. With
-	// more ranks than CPUs, poll giving the CPU away (sched_yield) for a
-	// one-step operation, but sleep at once between the rounds of a large
-	// one: there the rank waited for needs this CPU for long, and ranks
-	// yielding to each other while they wait for it took more time than
-	// the sleeps (docs/BENCHMARKS.md).
+	// more ranks than CPUs, poll giving the CPU away (sched_yield) in an
+	// operation of one round, but sleep at once between the rounds of a
+	// larger one: there the rank waited for needs this CPU for long, and
+	// ranks yielding to each other while they wait for it took more time
+	// than the sleeps (docs/BENCHMARKS.md).
 	var spinEnd time.Time
 	for spins := 1; !(ep.cfg.yield && rounds); spins++ {
 		if behind() < 0 {

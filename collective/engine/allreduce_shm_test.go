@@ -61,9 +61,10 @@ func TestAllReduceShmGroup(t *testing.T) {
 	cs := shmPair(t, time.Minute)
 	rng := rand.New(rand.NewPCG(1, 2))
 	ctx := context.Background()
+	area := areaFor(cs[0])
 	for _, dt := range []driver.DType{driver.Float32, driver.Float64, driver.Int32} {
 		es := dt.Size()
-		for _, bytesN := range []int{es, groupInline, groupInline + es, groupSmall, groupSmall + es, groupArea, 2*groupArea + 3*es} {
+		for _, bytesN := range []int{es, groupInline, groupInline + es, groupSmall, groupSmall + es, area, 2*area + 3*es} {
 			count := bytesN / es
 			for _, op := range []driver.Op{driver.Sum, driver.Max, driver.Avg} {
 				if op == driver.Avg && dt == driver.Int32 {

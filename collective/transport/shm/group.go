@@ -67,6 +67,13 @@ func CreateGroup(n, area int) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Take the pages now: a full tmpfs then fails here, where the caller
+	// can fall back, instead of killing a rank with SIGBUS mid-operation.
+	if err := unix.Madvise(mem, unix.MADV_POPULATE_WRITE); err != nil && err != unix.EINVAL {
+		unix.Munmap(mem)
+		os.Remove(filepath.Join(Dir, name))
+		return nil, fmt.Errorf("shm: reserving %d bytes for a group segment in %s: %w", size, Dir, err)
+	}
 	binary.LittleEndian.PutUint64(mem[0:], groupMagic)
 	binary.LittleEndian.PutUint64(mem[8:], uint64(n))
 	binary.LittleEndian.PutUint64(mem[16:], uint64(area))

@@ -138,3 +138,26 @@ func TestAttachGroupRejects(t *testing.T) {
 		t.Errorf("pair segment: %v, want it refused as not a group segment", err)
 	}
 }
+
+// TestCreateGroupFullTmpfs: a segment larger than the room left in Dir is
+// refused when it is made (the caller falls back), not with SIGBUS when a
+// rank first writes to it, and leaves no file behind.
+func TestCreateGroupFullTmpfs(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a small tmpfs (needs root): %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	Dir = dir
+	g, err := CreateGroup(2, 1<<20)
+	if err == nil {
+		g.Close()
+		t.Fatal("a 6 MiB segment was made in a 1 MiB tmpfs")
+	}
+	if !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q does not name %s", err, dir)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("files left: %v", ents)
+	}
+}
