@@ -174,11 +174,13 @@ func describe(c *collective.Comm) string {
 	return fmt.Sprintf("%d ranks (%s, %s, rendezvous %s)", c.Size(), l.Launcher, c.Backend(), l.Rendezvous)
 }
 
-// fitProcs gives this rank its share of the host's CPUs when the host runs
-// more ranks than it has CPUs and the user did not set GOMAXPROCS: idle Go
-// threads of one rank looking for work would otherwise steal the CPU the
-// other ranks need. (A launcher that binds each rank to its cores has the
-// same effect.)
+// fitProcs gives this rank its share of the host's CPUs, but at least two
+// Ps, when the user did not set GOMAXPROCS: idle Go threads of one rank
+// looking for work would otherwise steal the CPU the other ranks need (a
+// launcher that binds each rank to its cores has the same effect), and
+// with a single P the link readers and timers queue behind a polling wait
+// (package collective/engine raises GOMAXPROCS to 2 for that;
+// docs/BENCHMARKS.md has the measurements).
 //
 // Not for the mpi backend: a rank's thread waits inside MPI calls, and with
 // a single P Go's sysmon would take it away during every longer call (see
@@ -187,7 +189,7 @@ func fitProcs(l *collective.Launch) {
 	if os.Getenv("GOMAXPROCS") != "" || l.LocalRanks <= 0 || l.Backend == "mpi" {
 		return
 	}
-	if share := max(1, l.HostCPUs/l.LocalRanks); share < runtime.GOMAXPROCS(0) {
+	if share := max(2, l.HostCPUs/l.LocalRanks); share < runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(share)
 	}
 }

@@ -46,6 +46,7 @@ import (
 
 const (
 	groupSmall  = 16 << 10                  // one-step rounds through the slots at or below
+	groupLong   = 1 << 20                   // oversubscribed: sleep at once between steps at or above
 	groupInline = shm.MailBytes - callBytes // one-step rounds in the mailboxes at or below
 )
 
@@ -259,7 +260,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 		return nil
 	}
 	per := g.AreaBytes() / es // elements a round
-	rounds := a.Count > per
+	long := total >= groupLong
 	for off := 0; off < a.Count; off += per {
 		cnt := min(per, a.Count-off)
 		set := int(c.groupUse & 1)
@@ -272,7 +273,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 			po, pl := part(cnt, n, q)
 			copy(mine[po*es:(po+pl)*es], a.Send[(off+po)*es:(off+po+pl)*es])
 		}
-		if err := x.groupStep(g, &first, rounds); err != nil {
+		if err := x.groupStep(g, &first, long); err != nil {
 			return err
 		}
 		po, pl := part(cnt, n, r)
@@ -298,7 +299,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 			x.finishAvg(out)
 			copy(g.Area(set, n)[po*es:], out)
 		}
-		if err := x.groupStep(g, &first, rounds); err != nil {
+		if err := x.groupStep(g, &first, long); err != nil {
 			return err
 		}
 		res := g.Area(set, n)
@@ -314,10 +315,11 @@ func allreduceShm(x *exec, a *driver.Call) error {
 }
 
 // groupStep raises this rank's stamp to its next step and waits until
-// every rank has reached that step (rounds: the operation has several). On the operation's first step it
+// every rank has reached that step (long: in an operation of at least
+// groupLong bytes). On the operation's first step it
 // publishes this rank's call in its mailbox first and then checks the
 // others'.
-func (x *exec) groupStep(g *shm.Group, first *bool, rounds bool) error {
+func (x *exec) groupStep(g *shm.Group, first *bool, long bool) error {
 	c := x.c
 	c.groupSeq++
 	v := c.groupSeq
@@ -325,7 +327,7 @@ func (x *exec) groupStep(g *shm.Group, first *bool, rounds bool) error {
 		putCall(g.Mail(c.rank, v), x.seq, x.d)
 	}
 	g.Raise(v)
-	if err := x.groupWait(g, v, rounds); err != nil {
+	if err := x.groupWait(g, v, long); err != nil {
 		return err
 	}
 	if *first {
@@ -350,7 +352,7 @@ const callBytes = 24
 // groupWait waits until every rank's counter is at least v: polling for
 // the spin time, then sleeping in slices. A rank whose counter stays put
 // for the silence limit is blamed.
-func (x *exec) groupWait(g *shm.Group, v uint64, rounds bool) error {
+func (x *exec) groupWait(g *shm.Group, v uint64, long bool) error {
 	c := x.c
 	ep := c.ep
 	behind := func() int {
@@ -370,13 +372,13 @@ func (x *exec) groupWait(g *shm.Group, v uint64, rounds bool) error {
 	}
 	// Poll without the clock first: most waits end within a few
 	// microseconds, and reading the clock costs as much as a poll. With
-	// more ranks than CPUs, poll giving the CPU away (sched_yield) in an
-	// operation of one round, but sleep at once between the rounds of a
-	// larger one: there the rank waited for needs this CPU for long, and
-	// ranks yielding to each other while they wait for it took more time
-	// than the sleeps (docs/BENCHMARKS.md).
+	// more ranks than CPUs, poll giving the CPU away (sched_yield) in a
+	// small operation, but sleep at once in a long one: there the rank
+	// waited for needs this CPU for long, and ranks yielding to each other
+	// while they wait for it took more time than the sleeps
+	// (docs/BENCHMARKS.md).
 	var spinEnd time.Time
-	for spins := 1; !(ep.cfg.yield && rounds); spins++ {
+	for spins := 1; !(ep.cfg.yield && long); spins++ {
 		if behind() < 0 {
 			return nil
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,6 +264,15 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error
 		}
 	}
 	cfg.spin, cfg.yield = spinFor(dc.Spin, local)
+	// A launcher that binds each rank to one core leaves Go one P. A
+	// polling wait then holds it, and the link readers, heartbeats and
+	// timers queue behind it until the runtime preempts it (10 ms): a
+	// 64 KiB allreduce varied from 2.1 to 6.2 GB/s from run to run, and
+	// held 4.6-5.8 with two Ps (docs/BENCHMARKS.md).
+	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(2)
+		cfg.log.Info("weft: GOMAXPROCS raised to 2, so that a polling wait does not hold the only P (set GOMAXPROCS to choose)")
+	}
 	l.LocalRanks = local
 	tr, err := tcp.Connect(ctx, tcp.Config{Rank: rank, Size: size, Token: token + "/" + string(nonce),
 		Listener: ln, Addrs: addrs, SocketBuffer: dc.SocketBuffer, Congestion: dc.Congestion, Logf: logf})
