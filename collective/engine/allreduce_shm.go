@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"syscall"
@@ -108,18 +109,24 @@ const groupNameBytes = 128
 // it: rank 0 creates it and sends its name, the others attach and say
 // whether they could, rank 0 unlinks it and tells everyone whether all
 // could. It returns false (on every rank alike) when some rank could not.
-func (x *exec) setupGroup() (bool, error) {
+func (x *exec) setupGroup() (ok bool, err error) {
 	c := x.c
 	n := c.size
-	ok := []byte{1}
+	var g *shm.Group
+	defer func() {
+		if g != nil && (err != nil || !ok) {
+			g.Unlink() // rank 0's, if it failed before unlinking
+			g.Close()
+		}
+	}()
+	yes := []byte{1}
+	name := make([]byte, groupNameBytes)
 	if c.rank == 0 {
-		name := make([]byte, groupNameBytes)
-		g, err := shm.CreateGroup(n, areaFor(c))
-		if err == nil {
+		if g, err = shm.CreateGroup(n, areaFor(c)); err == nil {
 			copy(name, g.Name())
 		} else {
 			c.ep.cfg.log.Debug("shared-memory collectives off: cannot create the segment", "err", err)
-			ok[0] = 0
+			yes[0] = 0
 		}
 		for q := 1; q < n; q++ {
 			if err := x.send(q, tagGroupName, name); err != nil {
@@ -127,78 +134,56 @@ func (x *exec) setupGroup() (bool, error) {
 			}
 		}
 		for q := 1; q < n; q++ {
-			got := make([]byte, 1)
-			s, err := x.recv(q, tagGroupAck, got)
-			if err == nil {
-				err = x.wait(s)
-			}
-			if err != nil {
+			got := []byte{0}
+			if err := x.recvWait(q, tagGroupAck, got); err != nil {
 				return false, err
 			}
-			ok[0] &= got[0]
+			yes[0] &= got[0]
 		}
 		if g != nil {
 			g.Unlink()
 		}
 		for q := 1; q < n; q++ {
-			if err := x.send(q, tagGroupVerdict, ok); err != nil {
+			if err := x.send(q, tagGroupVerdict, yes); err != nil {
 				return false, err
 			}
 		}
-		if ok[0] == 0 {
-			if g != nil {
-				g.Close()
+	} else {
+		if err := x.recvWait(0, tagGroupName, name); err != nil {
+			return false, err
+		}
+		if end := bytes.IndexByte(name, 0); end != 0 {
+			if end < 0 {
+				end = len(name)
 			}
-			return false, nil
+			if g, err = shm.AttachGroup(string(name[:end]), n, c.rank, areaFor(c)); err != nil {
+				c.ep.cfg.log.Debug("shared-memory collectives off: cannot attach the segment", "err", err)
+			}
 		}
-		c.ep.addGroup(c, g)
-		return true, nil
-	}
-	name := make([]byte, groupNameBytes)
-	s, err := x.recv(0, tagGroupName, name)
-	if err == nil {
-		err = x.wait(s)
-	}
-	if err != nil {
-		return false, err
-	}
-	var g *shm.Group
-	if end := indexByte(name, 0); end > 0 {
-		g, err = shm.AttachGroup(string(name[:end]), n, c.rank, areaFor(c))
-		if err != nil {
-			c.ep.cfg.log.Debug("shared-memory collectives off: cannot attach the segment", "err", err)
+		if g == nil {
+			yes[0] = 0
+		}
+		if err := x.send(0, tagGroupAck, yes); err != nil {
+			return false, err
+		}
+		if err := x.recvWait(0, tagGroupVerdict, yes); err != nil {
+			return false, err
 		}
 	}
-	if g == nil {
-		ok[0] = 0
-	}
-	if err := x.send(0, tagGroupAck, ok); err != nil {
-		return false, err
-	}
-	s, err = x.recv(0, tagGroupVerdict, ok)
-	if err == nil {
-		err = x.wait(s)
-	}
-	if err != nil {
-		return false, err
-	}
-	if ok[0] == 0 {
-		if g != nil {
-			g.Close()
-		}
+	if yes[0] == 0 {
 		return false, nil
 	}
 	c.ep.addGroup(c, g)
 	return true, nil
 }
 
-func indexByte(b []byte, v byte) int {
-	for i, x := range b {
-		if x == v {
-			return i
-		}
+// recvWait receives the message from comm rank from into b.
+func (x *exec) recvWait(from int, tag uint32, b []byte) error {
+	s, err := x.recv(from, tag, b)
+	if err != nil {
+		return err
 	}
-	return len(b)
+	return x.wait(s)
 }
 
 // allreduceShm is the shared-memory allreduce described above.
