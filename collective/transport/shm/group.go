@@ -37,7 +37,7 @@ type Group struct {
 	area     int     // bytes of each slot and of the result area
 	box      []byte  // the mailboxes: rank r's for parity p at (2r+p)*lineSize
 	sleepers *uint32 // ranks asleep on wake
-	wake     *uint32 // bumped by a rank that raised its stamp while someone slept
+	wake     *uint32 // bumped by Wake while someone slept
 	name     string
 }
 
