@@ -44,6 +44,18 @@ func (g *wgraph) twt(v int) int64 {
 	return int64(g.tw[v])
 }
 
+// move puts v in part to, keeping the parts' vertex weights pw and
+// training weights pt.
+func (g *wgraph) move(part []int32, pw, pt []int64, v int, to int32) {
+	from := part[v]
+	w, t := g.vwt(v), g.twt(v)
+	part[v] = to
+	pw[from] -= w
+	pw[to] += w
+	pt[from] -= t
+	pt[to] += t
+}
+
 // nodeGraph views the adjacency as a wgraph of unit weights.
 func nodeGraph(a *adjacency, isTrain []bool) *wgraph {
 	g := &wgraph{n: int(a.n), ptr: a.ptr, adj: a.idx}
@@ -255,11 +267,7 @@ func (g *wgraph) balance(part []int32, k int, pw, pt []int64, b bounds) {
 			if to < 0 {
 				continue
 			}
-			part[v] = to
-			pw[from] -= w
-			pw[to] += w
-			pt[from] -= t
-			pt[to] += t
+			g.move(part, pw, pt, v, to)
 		}
 	}
 }
@@ -349,13 +357,7 @@ func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, pas
 			if !ok {
 				continue
 			}
-			from := part[v]
-			w, t := g.vwt(v), g.twt(v)
-			part[v] = to
-			pw[from] -= w
-			pw[to] += w
-			pt[from] -= t
-			pt[to] += t
+			g.move(part, pw, pt, v, to)
 			gained += gain
 			moved++
 			push(m.v)
@@ -824,12 +826,7 @@ func (g *wgraph) fillEmpty(part []int32, k int, pw, pt []int64) {
 		if best < 0 {
 			return // no part has a vertex to spare
 		}
-		w, t := g.vwt(best), g.twt(best)
-		part[best] = p
-		pw[from] -= w
-		pw[p] += w
-		pt[from] -= t
-		pt[p] += t
+		g.move(part, pw, pt, best, p)
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"github.com/weft-hpc/weft/collective/transport/inproc"
 	"github.com/weft-hpc/weft/collective/transport/shm"
 	"github.com/weft-hpc/weft/collective/transport/tcp"
+	"github.com/weft-hpc/weft/internal/launch"
 	"github.com/weft-hpc/weft/internal/rendezvous"
 )
 
@@ -269,8 +269,7 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error
 	// timers queue behind it until the runtime preempts it (10 ms): a
 	// 64 KiB allreduce varied from 2.1 to 6.2 GB/s from run to run, and
 	// held 4.6-5.8 with two Ps (docs/BENCHMARKS.md).
-	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(2)
+	if launch.TwoProcs() {
 		cfg.log.Info("weft: GOMAXPROCS raised to 2, so that a polling wait does not hold the only P (set GOMAXPROCS to choose)")
 	}
 	l.LocalRanks = local

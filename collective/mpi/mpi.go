@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -159,8 +158,7 @@ func open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 		return nil, err
 	}
 	l.Backend, l.Rendezvous = "mpi", "mpi"
-	if runtime.GOMAXPROCS(0) < 2 && os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(2)
+	if launch.TwoProcs() {
 		cfg.Logger.Info("weft: mpi backend: GOMAXPROCS raised to 2, so that Go's sysmon leaves MPI calls their P (set GOMAXPROCS to choose)")
 	}
 	var lr, ls C.int

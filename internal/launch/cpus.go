@@ -34,3 +34,17 @@ func HostCPUs() int {
 	}
 	return n
 }
+
+// TwoProcs raises GOMAXPROCS to 2 when the process has one P (a launcher
+// bound the rank to one core) and the GOMAXPROCS variable is unset, and
+// reports whether it did. With a single P, a rank that waits by polling
+// (Weft's own transports) or inside a long cgo call (MPI) holds it, and Go's
+// own goroutines and sysmon get in its way; each backend says why in its
+// log line.
+func TwoProcs() bool {
+	if runtime.GOMAXPROCS(0) >= 2 || os.Getenv("GOMAXPROCS") != "" {
+		return false
+	}
+	runtime.GOMAXPROCS(2)
+	return true
+}
