@@ -461,7 +461,7 @@ func TestMPICHLaunch(t *testing.T) {
 func TestTorchrun(t *testing.T) {
 	k := launchKit(t)
 	if _, err := exec.LookPath("torchrun"); err != nil {
-		t.Skip("torchrun not found: PyTorch is not installed (Debian: python3-torch, about 250 MB with libtorch; scripts/deps.sh leaves it out)")
+		t.Skip("torchrun not found: install python3-torch (scripts/deps.sh does)")
 	}
 	// torchrun's log directories (one per run, under $TMPDIR) go here.
 	tmp := "TMPDIR=" + t.TempDir()
