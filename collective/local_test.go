@@ -34,8 +34,10 @@ func TestLocalConformance(t *testing.T) {
 // TestLocalHierarchical pretends the ranks sit on several hosts, so that
 // allreduce, broadcast and allgather take the hierarchical algorithms.
 func TestLocalHierarchical(t *testing.T) {
-	hosts := map[int][]int{3: {0, 1, 1}, 4: {0, 0, 1, 1}, 5: {1, 0, 1, 2, 0}, 7: {0, 0, 0, 1, 1, 2, 2}}
-	collectivetest.Run(t, []int{3, 4, 5, 7}, func(n int) ([]*collective.Comm, error) {
+	// 4 and 6: as many ranks on every host (rails; 6 with the hosts'
+	// ranks interleaved); 3, 5 and 7: not (leaders).
+	hosts := map[int][]int{3: {0, 1, 1}, 4: {0, 0, 1, 1}, 5: {1, 0, 1, 2, 0}, 6: {0, 1, 2, 0, 1, 2}, 7: {0, 0, 0, 1, 1, 2, 2}}
+	collectivetest.Run(t, []int{3, 4, 5, 6, 7}, func(n int) ([]*collective.Comm, error) {
 		return local(collective.WithHosts(hosts[n]), collective.WithChunkBytes(8192))(n)
 	}, collectivetest.Options{Big: 100000, Short: true})
 }

@@ -56,7 +56,12 @@
 # ITERS is the timed iterations per size (5; 0: weft bench's count,
 # about 0.3 s of data at 1 GB/s, which at 1 Gbit/s takes ten times as
 # long); FACTOR the step between sizes (4); WEFT a
-# prebuilt weft binary with the mpi tag; OMPI_EXTRA more mpirun arguments
+# prebuilt weft binary with the mpi tag; BASELINE another weft binary (an
+# older build), run as "weft" is in the same rounds, for a column of its
+# own and weft / baseline; WEFT_ENV and BASELINE_ENV, "NAME=VALUE ..."
+# settings for the weft and baseline runs alone (BASELINE=the same binary
+# and two settings of WEFT_ALGO or WEFT_SOCKET_BUFFER compare those);
+# OMPI_EXTRA more mpirun arguments
 # for the Open MPI runs (trying other settings); HOLD=FILE keeps the hosts
 # after the table until FILE exists (to look at them). Every namespace, link, bridge,
 # qdisc and file the script made is removed when it ends, also on Ctrl-C
@@ -75,6 +80,12 @@ read -ra shapes <<<"${SHAPES:-10gbit:25us 1gbit:100us}"
 read -ra layouts <<<"${LAYOUTS:-2x2 4x1}"
 read -ra ops <<<"${OPS:-allreduce broadcast allgather}"
 read -ra impls <<<"${IMPLS:-weft weft-mpi ompi}"
+baseline=${BASELINE:-}
+if [ -n "$baseline" ]; then
+  [ -x "$baseline" ] || { say "BASELINE: $baseline is not an executable"; exit 2; }
+  baseline=$(realpath "$baseline")
+  impls=(base "${impls[@]}")
+fi
 iters=${ITERS:-5}
 limit=${TIMEOUT:-600} # seconds for one launch
 say() { echo "bench-cluster: $*" >&2; }
@@ -289,6 +300,18 @@ mpirun_in0() { # layout, mpirun args...
   for ((i = 0; i < nh; i++)); do echo "$prefix-h$i slots=$nr" >>"$tmp/hosts.$l"; done
   inhost 0 timeout "$limit" mpirun --hostfile "$tmp/hosts.$l" -np $((nh * nr)) --bind-to none "$@"
 }
+envargs() { # NAME=VALUE... -> mpirun's -x NAME=VALUE...
+  local v
+  for v in "$@"; do
+    [[ $v == [A-Z]*=* ]] || { say "$v is not NAME=VALUE (WEFT_ENV, BASELINE_ENV)"; exit 2; }
+    printf '%s\0' -x "$v"
+  done
+}
+weftenv=() baseenv=()
+read -ra _e <<<"${WEFT_ENV:-}"
+[ ${#_e[@]} = 0 ] || mapfile -d '' weftenv < <(envargs "${_e[@]}")
+read -ra _e <<<"${BASELINE_ENV:-}"
+[ ${#_e[@]} = 0 ] || mapfile -d '' baseenv < <(envargs "${_e[@]}")
 szargs=(-b "$min" -e "$max" -f "$factor")
 [ "$iters" = 0 ] || szargs+=(-n "$iters")
 one() { # impl shape layout op: appends "impl shape layout op size busbw time wrong" lines
@@ -298,7 +321,8 @@ one() { # impl shape layout op: appends "impl shape layout op size busbw time wr
   local best=(-x GLIBC_TUNABLES=$best_glibc --mca btl self,vader,tcp --mca btl_vader_single_copy_mechanism none
     --mca mpi_yield_when_idle 1 --mca btl_tcp_links "${OMPI_TCP_LINKS:-2}" ${OMPI_EXTRA:-})
   case $impl in
-  weft) bg mpirun_in0 "$l" "${wx[@]}" -x WEFT_BACKEND=tcp "$weft" bench "$op" "${szargs[@]}" --csv >"$tmp/out" 2>&1 || rc=$? ;;
+  weft) bg mpirun_in0 "$l" "${wx[@]}" "${weftenv[@]}" -x WEFT_BACKEND=tcp "$weft" bench "$op" "${szargs[@]}" --csv >"$tmp/out" 2>&1 || rc=$? ;;
+  base) bg mpirun_in0 "$l" "${wx[@]}" "${baseenv[@]}" -x WEFT_BACKEND=tcp "$baseline" bench "$op" "${szargs[@]}" --csv >"$tmp/out" 2>&1 || rc=$? ;;
   weft-mpi) bg mpirun_in0 "$l" "${best[@]}" "${wx[@]}" -x WEFT_BACKEND=mpi "$weft" bench "$op" "${szargs[@]}" --csv >"$tmp/out" 2>&1 || rc=$? ;;
   ompi) bg mpirun_in0 "$l" "${best[@]}" "$tmp/mpi_coll" "$op" "$min" "$max" "$factor" "$iters" >"$tmp/out" 2>&1 || rc=$? ;;
   *) say "IMPLS: unknown $impl (want weft, weft-mpi, ompi)"; exit 2 ;;
@@ -308,7 +332,7 @@ one() { # impl shape layout op: appends "impl shape layout op size busbw time wr
     tail -5 "$tmp/out" >&2
   fi
   case $impl in
-  weft*) awk -F, -v k="$k" '$8=="out-of-place" {print k, $3, $11, $9, $12}' "$tmp/out" ;;
+  weft* | base) awk -F, -v k="$k" '$8=="out-of-place" {print k, $3, $11, $9, $12}' "$tmp/out" ;;
   ompi) awk -F, -v k="$k" '$1 ~ /^mpi_/ {print k, $3, $6, $4, 0}' "$tmp/out" ;;
   esac
 }
@@ -327,9 +351,14 @@ table() {
     sub(/[kmg]$/, "", bps); share = (r == "none" || $2 == "?") ? "-" : sprintf("%.0f%%", 100 * $2 * 8e6 / (bps * m))
     printf "| %s | %s | %s | %s |\n", $1, $2, share, $3 }' "$links"
   echo
-  echo "| shape | hosts x ranks | collective | size (B) | weft busbw | weft-mpi busbw | Open MPI busbw | weft / Open MPI | weft-mpi / Open MPI | weft / line rate | #wrong |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
-  awk '
+  if [ -n "$baseline" ]; then
+    echo "| shape | hosts x ranks | collective | size (B) | weft busbw | baseline busbw | weft-mpi busbw | Open MPI busbw | weft / baseline | weft / Open MPI | baseline / Open MPI | weft-mpi / Open MPI | weft / line rate | #wrong |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  else
+    echo "| shape | hosts x ranks | collective | size (B) | weft busbw | weft-mpi busbw | Open MPI busbw | weft / Open MPI | weft-mpi / Open MPI | weft / line rate | #wrong |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  fi
+  awk -v base="$baseline" '
     function median(s,   a, n, i, j, t) {
       n = split(s, a, " "); if (n == 0) return -1
       for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -341,13 +370,19 @@ table() {
       if (r ~ /g$/) m = 1e9; else if (r ~ /m$/) m = 1e6; else if (r ~ /k$/) m = 1e3
       sub(/[kmg]$/, "", r); return (r + 0) * m / 8e9 }
     { k = $2 " " $3 " " $4 " " $5; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
-      bw[$1, k] = bw[$1, k] " " $6; if ($1 ~ /^weft/) wrong[k] += $8 }
+      bw[$1, k] = bw[$1, k] " " $6; if ($1 ~ /^weft/ || $1 == "base") wrong[k] += $8 }
     END {
       for (i = 1; i <= n; i++) {
         k = order[i]; split(k, f, " ")
         w = median(bw["weft", k]); m = median(bw["weft-mpi", k]); o = median(bw["ompi", k]); line = gbs(f[1])
-        printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %d |\n", f[1], f[2], f[3], f[4], fmt(w), fmt(m), fmt(o),
-          ratio(w, o), ratio(m, o), (line > 0 && w >= 0) ? sprintf("%.0f%%", 100 * w / line) : "-", wrong[k]
+        lr = (line > 0 && w >= 0) ? sprintf("%.0f%%", 100 * w / line) : "-"
+        if (base != "") {
+          b = median(bw["base", k])
+          printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", f[1], f[2], f[3], f[4], fmt(w), fmt(b), fmt(m), fmt(o),
+            ratio(w, b), ratio(w, o), ratio(b, o), ratio(m, o), lr, wrong[k]
+        } else
+          printf "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %d |\n", f[1], f[2], f[3], f[4], fmt(w), fmt(m), fmt(o),
+            ratio(w, o), ratio(m, o), lr, wrong[k]
       }
     }' "$raw"
 }

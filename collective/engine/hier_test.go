@@ -29,6 +29,12 @@ func TestHierarchicalChosen(t *testing.T) {
 			if tp.local == nil || tp.local.size != 2 {
 				t.Errorf("hosts %v: local communicator %+v", tc.hosts, tp.local)
 			}
+			// Rails where every host has as many ranks: 2x2 yes, 1+2+1 no.
+			if uniform := tc.hosts[0] == 0; (tp.rail != nil) != uniform {
+				t.Errorf("hosts %v: rail %v, want one: %v", tc.hosts, tp.rail, uniform)
+			} else if uniform && (tp.rail.size != 2 || tp.rail.world[0] != 1 || tp.rail.world[1] != 3) {
+				t.Errorf("hosts %v: rank 1's rail is %v, want ranks 1 and 3", tc.hosts, tp.rail.world)
+			}
 		}
 		for _, c := range cs {
 			c.Close()

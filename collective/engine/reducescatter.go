@@ -1,41 +1,49 @@
 package engine
 
-import "github.com/weft-hpc/weft/collective/driver"
+import (
+	"slices"
+
+	"github.com/weft-hpc/weft/collective/driver"
+)
 
 // reducescatterRing is the first half of the ring allreduce, arranged so
 // that rank r ends with block r: in step s rank r sends its partial sum of
 // block r-s-1 to the right and adds its own data to the partial sum of
 // block r-s-2 from the left. Partial sums live in pool buffers, chunk by
-// chunk, and move on as soon as they are reduced.
+// chunk, and move on as soon as they are reduced. Blocks are a.Count
+// each, or a.Counts[b] (the hierarchical allreduce cuts its buffer so;
+// chunk j of every block is its j-th of nc near-equal pieces).
 func reducescatterRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
-	if n == 1 || a.Count == 0 {
+	off, size := blocks(n, a.Count, a.Counts)
+	if n == 1 || len(a.Send) == 0 {
 		copy(a.Recv, a.Send)
 		x.finishAvg(a.Recv)
 		return nil
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
-	nc := x.chunks(a.Count * es)
-	span := func(j int) (lo, hi int) { // within a block, bytes
-		o, l := part(a.Count, nc, j)
+	nc := x.chunks(slices.Max(size) * es)
+	span := func(b, j int) (lo, hi int) { // within block b, bytes
+		o, l := part(size[b], nc, j)
 		return o * es, (o + l) * es
 	}
-	block := func(b int) []byte { return a.Send[b*a.Count*es : (b+1)*a.Count*es] }
+	block := func(b int) []byte { return a.Send[off[b]*es : (off[b]+size[b])*es] }
 	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
 	steps := n - 1
 	// Partial sums land, reduced, in pool buffers, except the last step's,
 	// which land in recv.
 	bufs := make([][]byte, 2*nc)
 	post := func(s, j int) (*slot, error) {
-		lo, hi := span(j)
-		mine := block(mod(r-s-2, n))[lo:hi]
+		b := mod(r-s-2, n)
+		lo, hi := span(b, j)
+		mine := block(b)[lo:hi]
 		if s == steps-1 {
 			return x.recvReduce(left, tag(s, j), a.Recv[lo:hi], mine, false)
 		}
-		b := x.c.ep.pool.get(hi - lo)
-		bufs[s%2*nc+j] = b
-		return x.recvReduce(left, tag(s, j), b, mine, false)
+		buf := x.c.ep.pool.get(hi - lo)
+		bufs[s%2*nc+j] = buf
+		return x.recvReduce(left, tag(s, j), buf, mine, false)
 	}
 	cur, next := make([]*slot, nc), make([]*slot, nc)
 	for j := range nc {
@@ -45,10 +53,10 @@ func reducescatterRing(x *exec, a *driver.Call) error {
 		}
 		cur[j] = s
 	}
-	first := block(mod(r-1, n))
+	first := mod(r-1, n)
 	for j := range nc {
-		lo, hi := span(j)
-		if err := x.send(right, tag(0, j), first[lo:hi]); err != nil {
+		lo, hi := span(first, j)
+		if err := x.send(right, tag(0, j), block(first)[lo:hi]); err != nil {
 			return err
 		}
 	}
@@ -65,7 +73,7 @@ func reducescatterRing(x *exec, a *driver.Call) error {
 			if err := x.wait(sl); err != nil {
 				return err
 			}
-			lo, hi := span(j)
+			lo, hi := span(mod(r-s-2, n), j)
 			if s+1 < steps {
 				b := bufs[s%2*nc+j]
 				if err := x.send(right, tag(s+1, j), b); err != nil {
@@ -93,7 +101,8 @@ func reducescatterRD(x *exec, a *driver.Call) error {
 			return err
 		}
 	}
-	copy(a.Recv, tmp[x.c.rank*a.Count*es:])
+	off, _ := blocks(x.c.size, a.Count, a.Counts)
+	copy(a.Recv, tmp[off[x.c.rank]*es:])
 	x.finishAvg(a.Recv)
 	return nil
 }
