@@ -45,7 +45,7 @@ func TestLocalHierarchical(t *testing.T) {
 // TestLocalAlgorithms forces each algorithm in turn, with a small chunk so
 // that pipelining runs on modest buffers.
 func TestLocalAlgorithms(t *testing.T) {
-	for _, algo := range []string{"ring", "rd", "tree", "chain"} {
+	for _, algo := range []string{"ring", "rd", "tree", "chain", "rabenseifner"} {
 		t.Run(algo, func(t *testing.T) {
 			collectivetest.Run(t, []int{2, 3, 4, 5}, local(collective.WithAlgorithm(algo), collective.WithChunkBytes(4096)),
 				collectivetest.Options{Big: 40000, Short: true})

@@ -26,7 +26,7 @@ type algorithm struct {
 // Thresholds of the default choice, in bytes per rank's buffer. Measured on
 // the project's machines; see docs/BENCHMARKS.md.
 const (
-	smallAllReduce = 64 << 10 // recursive doubling below, ring above
+	smallAllReduce = 64 << 10 // recursive doubling below; above, Rabenseifner's on 4, 8, 16... ranks, else the ring
 	smallBroadcast = 64 << 10 // binomial tree below, pipelined chain above
 	smallReduce    = 64 << 10 // binomial tree below, pipelined chain above
 	smallGather    = 16 << 10 // recursive doubling (power-of-two ranks) below, ring above
@@ -43,6 +43,7 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 			{name: "hier", id: 16, can: spansHosts, run: allreduceHier},
 			{name: "shm", id: 25, can: shmGroupRuns, run: allreduceShm},
 			{name: "rd", id: 1, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallAllReduce }, run: allreduceRD},
+			{name: "rabenseifner", id: 26, can: func(c *conn, a *driver.Call) bool { return isPow2(c.size) && a.Count >= c.size }, prefer: func(c *conn, a *driver.Call) bool { return c.size >= 4 }, run: allreduceRH},
 			{name: "ring", id: 2, run: allreduceRing},
 		},
 		driver.Broadcast: {
