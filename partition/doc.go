@@ -14,53 +14,49 @@
 //
 // After BGL ("BGL: GPU-Efficient GNN
 // Training by Optimizing Graph Data I/O and Preprocessing", NSDI 2023),
-// made multilevel (the scheme of METIS, Karypis and Kumar 1998, with
-// BGL's blocks as its first level), on the undirected view of the graph
-// (a directed CSR is symmetrised, self loops are dropped):
+// made multilevel (the scheme of METIS, Karypis and Kumar 1998), on the
+// undirected view of the graph (a directed CSR is symmetrised, self loops
+// are dropped), then refined for the sampling traffic itself:
 //
-//  1. Blocks by multi-source BFS. Node v is a source when
-//     hash(seed, v) < SourceFraction (default 2/MaxBlockSize); sources
-//     are numbered in id order. The BFS is level-synchronous and parallel
-//     over fixed chunks of the frontier; an uncoloured node reached in a
-//     level takes the smallest block id among the frontier nodes that
-//     reach it (an atomic minimum, so the result does not depend on
-//     scheduling: "first colour that reaches it" with a deterministic
-//     tie). Blocks stop growing at MaxBlockSize nodes (default
-//     SmallBlockSize, 8); a block that would pass it in a level keeps its
-//     new nodes of lowest id and releases the rest, which stay uncoloured
-//     for other blocks. The BFS stops after Hops levels (default 3).
-//     Leftover nodes are taken by a sequential BFS over uncoloured nodes
-//     in id order (connected components), packed into blocks of at most
-//     MaxBlockSize, so isolated nodes and small components share blocks.
-//  2. Locality test: the graph has locality when the block graph of these
-//     blocks (distinct neighbour blocks summed over blocks, counted in
-//     parallel without building it) has at most LocalityShare (0.65) of
-//     the adjacency's entries: the Fashion-MNIST 10-NN graph keeps 0.46
-//     (20,000 images) and 0.53 (70,000), an SBM 0.85, R-MAT 0.72 at
-//     scale 16 and 0.87 at scale 20. Without locality (and MaxBlockSize
-//     unset) the blocks are replaced by clusters of size-constrained label
-//     propagation: every node starts alone; for up to 5 rounds (until
-//     under 1 node in 100 moves) the nodes, in a seeded random order,
-//     join the cluster they have most edges into if it then holds at most
-//     1.5|V|/(64k) nodes; nodes left alone next to a full cluster (the
-//     leaves of a hub) are grouped by that cluster, and isolated nodes
-//     packed together. BFS blocks of a random or power-law graph cut
-//     through its communities and leave the refinement a random start
-//     (on a 1M-node SBM, k = 4, 27% of the edges cut against 20.5% from
-//     the clusters; METIS 24.5%).
-//  3. Block graph: per block its node and training-node counts and its
-//     neighbour blocks with the number of edges to each, built in
-//     parallel over fixed ranges of blocks with per-worker scratch.
-//  4. Coarsening, level by level, to about |B|/(5 log2 k) vertices with
-//     locality (at least 30k) and 64k without: with locality by
-//     heavy-edge matching (vertices in a seeded random order, each paired
-//     with the unmatched neighbour of heaviest edge), without by the
-//     label propagation of step 2 on the weighted graph; a level that
-//     shrinks the graph by under 5% switches to the other scheme, and
-//     coarsening stops when both stall. Coarse vertices hold at most 1.5x
-//     the mean of the target level's nodes and training nodes.
-//  5. Initial partition of the coarsest graph, the better (lower cut
-//     after step 6 on that level) of nine: BGL's greedy assignment and
+//  1. Clusters by size-constrained label propagation: every node starts
+//     alone; for up to 5 rounds (until under 1 node in 100 moves) the
+//     nodes, in a seeded random order, join the cluster they have most
+//     edges into if it then holds at most 1.5|V|/(64k) nodes; nodes left
+//     alone next to a full cluster (the leaves of a hub) are grouped by
+//     that cluster, and isolated nodes packed together. A round runs in
+//     about 64 sub-rounds, fixed slices of the order: the nodes of a
+//     sub-round propose their cluster in parallel against the labels at
+//     its start, then the proposals are applied in order, each re-checked
+//     against the cap and dropped when its cluster has emptied meanwhile
+//     (so two neighbours cannot swap clusters, which is what kept a
+//     fully synchronous parallel version from shrinking R-MAT's graph);
+//     after the first round only the nodes next to a move propose. The
+//     result depends on the slices, fixed by |V|, not on scheduling.
+//     With MaxBlockSize set, the paper's blocks replace the clusters: a
+//     multi-source BFS from the nodes v with hash(seed, v) <
+//     SourceFraction (default 2/MaxBlockSize), level-synchronous and
+//     parallel, an uncoloured node taking the smallest block id among the
+//     frontier nodes that reach it (an atomic minimum), blocks capped at
+//     MaxBlockSize nodes (a block that would pass it keeps its new nodes
+//     of lowest id), Hops levels (default 3), leftovers packed into
+//     blocks by a sequential BFS in id order. Issue 21 used BFS blocks of
+//     8 nodes on graphs with locality (the k-NN graphs): their sampled
+//     traffic stayed at 1.20x METIS's at k = 8, against 0.93-1.13x from
+//     the clusters over seeds 1-5 (before step 6), the blocks being
+//     too crude a start for the refinement (the cut at the first level
+//     was twice the final one).
+//  2. Block graph: per cluster its node and training-node counts and its
+//     neighbour clusters with the number of edges to each, built in
+//     parallel over fixed ranges of clusters with per-worker scratch.
+//  3. Coarsening, level by level, to about 64k vertices by the label
+//     propagation of step 1 on the weighted graph; a level that shrinks
+//     the graph by under 5% switches to heavy-edge matching (vertices in
+//     a seeded random order, each paired with the unmatched neighbour of
+//     heaviest edge), and coarsening stops when both stall. Coarse
+//     vertices hold at most 1.5x the mean of the target level's nodes and
+//     training nodes.
+//  4. Initial partition of the coarsest graph, the better (lower cut
+//     after step 5 on that level) of nine: BGL's greedy assignment and
 //     8 recursive bisections (seeded, in parallel). The assignment takes
 //     blocks largest first (ties by block id), each to the part i
 //     maximising
@@ -86,7 +82,7 @@
 //     and refines it by Fiduccia-Mattheyses passes (moves by gain from a
 //     heap, side 0 within 3% of its share, roll back to the best prefix)
 //     on every level back up.
-//  6. Refinement on every level from the coarsest down to the nodes,
+//  5. Refinement on every level from the coarsest down to the nodes,
 //     after projecting the parts: first a balancing step when a part holds
 //     more than C = 1.1|V|/k nodes or 1.03|V_train|/k training nodes
 //     (vertices of the overfull part, cheapest first, each re-targeted
@@ -100,21 +96,48 @@
 //     keeps it and evens the node counts; proposals are applied one by
 //     one, highest gain first (ties by id), each re-checked against the
 //     current assignment and bounds. A level stops when a pass moves under
-//     1 vertex in 1000 or lowers the cut by under 0.1%. A part left empty
-//     (k near |V|) then takes the node of the fullest part with the fewest
-//     edges inside it.
+//     1 vertex in 1000 or lowers the cut by under 0.1%.
+//  6. Sampling-aware refinement of the nodes, when the partition cuts at
+//     most SampleRefineCut (15%) of the edges (the k-NN graphs cut 2-8%,
+//     where the parts have interiors; the SBMs and R-MAT 20-60%, where it
+//     gained under 1% for about 9 sparse products over the graph per
+//     part and round), up to SampleRounds rounds (default 3). The
+//     traffic of a part is the nodes its mini-batches sample that live
+//     elsewhere, and what a part samples depends only on where its
+//     training nodes are; equal cuts can differ by 20% in that traffic,
+//     which follows how compact a part is three hops out. Under the
+//     sampling of SamplingTraffic (BGL.Fanouts, BGL.BatchSize; defaults
+//     15,10,5 and 1000), one part q at a time, in parallel over fixed
+//     ranges of nodes: the probability that a batch of q reaches each
+//     node is propagated hop by hop from q's training nodes (node u keeps
+//     a given neighbour with probability min(1, fanout/deg u); a node's
+//     reach is 1 - the product over its neighbours of missing it); then,
+//     backwards, A_q(t), the expected number of nodes that training node
+//     t's sampled tree reaches which are in q or which a batch of q
+//     samples anyway. A round first moves training nodes t to the part q
+//     of largest A_q(t), the moves that gain more than half a node per
+//     epoch over t's own part, within both bounds, best first (a move
+//     that does not fit swaps with a waiting one the other way); then,
+//     the propagation redone, the other nodes, which change only whether
+//     they are remote themselves, each to the part whose batches sample
+//     it most (expected batches per epoch), by the same rule within the
+//     node bound. Smaller gains are within the model's error and cost cut
+//     only. Memory: six floats or ids per node, whatever k. A part left
+//     empty (k near |V|) then takes the node of the fullest part with the
+//     fewest edges inside it.
 //
 // Edges are not balanced by BGL: on power-law graphs the hubs' clusters
 // make edge balance (max/mean adjacency per part) 2.4-3.8 (METIS: about
 // 2.2 to 2.4 on R-MAT too).
 //
 // Memory beyond the graph: the symmetric copy for a directed graph; about
-// 40 bytes a node (blocks, clusters, parts, refinement scratch); the block
-// graph and the coarse levels at 8 bytes per entry (capacity reserved once
-// per level: pages never written stay out of the resident set), which on
-// graphs without locality shrink fast under label propagation (a 1M-node
-// R-MAT's 31M adjacency entries give a 6.8M-entry cluster graph), and the
-// coarsest graph's per-try copies for the bisections.
+// 40 bytes a node (clusters, parts, refinement scratch, one count array
+// per worker in label propagation) and 24 more in the sampling-aware
+// refinement; the cluster graph and the coarse levels at 8 bytes per
+// entry (capacity reserved once per level: pages never written stay out
+// of the resident set), which shrink fast under label propagation (a
+// 1M-node R-MAT's 31M adjacency entries give a 6.8M-entry cluster
+// graph), and the coarsest graph's per-try copies for the bisections.
 //
 // # METIS
 //

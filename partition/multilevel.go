@@ -178,6 +178,17 @@ func (c *conn) of(g *wgraph, part []int32, v int) bool {
 	c.touched = c.touched[:0]
 	from := part[v]
 	other := false
+	if g.ew == nil {
+		for _, u := range g.row(v) {
+			p := part[u]
+			if c.w[p] == 0 {
+				c.touched = append(c.touched, p)
+			}
+			c.w[p]++
+			other = other || p != from
+		}
+		return other
+	}
 	for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
 		p := part[g.adj[i]]
 		if c.w[p] == 0 {
@@ -301,11 +312,11 @@ type move struct {
 // re-checked against the current assignment and the bounds. It stops
 // after passes passes, or when a pass moved fewer than 1 vertex in 1000
 // or lowered the cut by less than 0.1%. The result does not depend on
-// scheduling or GOMAXPROCS.
-func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, passes int) {
+// scheduling or GOMAXPROCS. It returns the cut.
+func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, passes int) (cut int64) {
 	n := g.n
 	if k < 2 || n == 0 {
-		return
+		return 0
 	}
 	cand := make([]int32, n)
 	for i := range cand {
@@ -314,7 +325,7 @@ func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, pas
 	mark := make([]int32, n) // pass+1 once in next
 	const chunk = 4096
 	var conns []*conn
-	cut := g.cut(part)
+	cut = g.cut(part)
 	for pass := range passes {
 		nc := (len(cand) + chunk - 1) / chunk
 		props := make([][]move, nc)
@@ -367,11 +378,12 @@ func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, pas
 		}
 		cut -= gained
 		if moved == 0 || moved < n/1000 || gained*1000 < cut {
-			return
+			return cut
 		}
 		slices.Sort(next)
 		cand = next
 	}
+	return cut
 }
 
 // bestMove is the part v should move to: the one it has most edge weight
@@ -834,11 +846,17 @@ func (g *wgraph) fillEmpty(part []int32, k int, pw, pt []int64) {
 // propagation: every vertex starts in its own cluster; in each round the
 // vertices, in a seeded random order, join the cluster they have most
 // edge weight into (ties: the current one, then the lowest id) if it then
-// holds at most cap nodes. Rounds stop after rounds or when under 1
-// vertex in 100 moves; vertices without edges are then packed together.
-// Clusters are numbered by their lowest vertex.
-// Sequential and deterministic; on graphs without locality it finds the
-// communities that BFS blocks cut through.
+// holds at most cap nodes. A round runs in sub-rounds, fixed slices of
+// the order: the active vertices of a sub-round propose their cluster in
+// parallel against the labels at its start, then the proposals are
+// applied in order, each re-checked against the cap and dropped when its
+// cluster has emptied meanwhile (two neighbours proposing each other's
+// cluster would otherwise swap). In the first round every vertex is
+// active, then only those next to a move. Rounds stop after rounds or
+// when under 1 vertex in 100 moves; the lone leaves of hubs and the
+// vertices without edges are then packed together. Clusters are numbered
+// by their lowest vertex. Deterministic: the result depends on the sub-
+// round slices, fixed by n, and not on GOMAXPROCS.
 func (g *wgraph) lpClusters(cap int64, rounds int, seed uint64, level int) ([]int32, int) {
 	n := g.n
 	label := make([]int32, n)
@@ -851,43 +869,56 @@ func (g *wgraph) lpClusters(cap int64, rounds int, seed uint64, level int) ([]in
 		order[i] = int32(i)
 	}
 	seeds.Rand(seed, streamCluster, uint64(level)).Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
-	cnt := make([]int64, n)
-	var touched []int32
+	active := make([]bool, n)
+	for i := range active {
+		active[i] = true
+	}
+	// About 64 sub-rounds: a vertex sees a stale label only for the
+	// neighbours of its own sub-round.
+	subSize := max(16, n/64)
+	const chunk = 1024
+	prop := make([]int32, subSize)
+	nw := workers((subSize + chunk - 1) / chunk)
+	cnts := make([][]int64, nw)
+	touch := make([][]int32, nw)
 	for range rounds {
 		moved := 0
-		for _, v32 := range order {
-			v := int(v32)
-			touched = touched[:0]
-			for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
-				l := label[g.adj[i]]
-				if cnt[l] == 0 {
-					touched = append(touched, l)
+		for lo := 0; lo < n; lo += subSize {
+			sub := order[lo:min(lo+subSize, n)]
+			forWorkers((len(sub)+chunk-1)/chunk, func(w, c int) {
+				if cnts[w] == nil {
+					cnts[w] = make([]int64, n)
 				}
-				cnt[l] += g.ewt(i)
-			}
-			cur, w := label[v], g.vwt(v)
-			best, bc := cur, cnt[cur]
-			for _, l := range touched {
-				if l == cur || size[l]+w > cap {
+				for i := c * chunk; i < min((c+1)*chunk, len(sub)); i++ {
+					prop[i] = -1
+					if v := int(sub[i]); active[v] {
+						prop[i] = g.lpBest(v, label, size, cap, cnts[w], &touch[w])
+					}
+				}
+			})
+			for i, v32 := range sub {
+				v := int(v32)
+				active[v] = false
+				l, cur, w := prop[i], label[v], g.vwt(v)
+				if l < 0 || l == cur || size[l] == 0 || size[l]+w > cap {
 					continue
 				}
-				if cnt[l] > bc || cnt[l] == bc && best != cur && l < best {
-					best, bc = l, cnt[l]
-				}
-			}
-			for _, l := range touched {
-				cnt[l] = 0
-			}
-			if best != cur {
-				label[v] = best
+				label[v] = l
 				size[cur] -= w
-				size[best] += w
+				size[l] += w
 				moved++
+				for _, u := range g.row(v) {
+					active[u] = true
+				}
 			}
 		}
 		if moved < n/100 {
 			break
 		}
+	}
+	cnt := cnts[0]
+	if cnt == nil {
+		cnt = make([]int64, n)
 	}
 	// Vertices left alone whose neighbours' clusters are full (the leaves
 	// of a power-law graph's hubs) share clusters with the others alone
@@ -1045,4 +1076,61 @@ func (g *wgraph) coarsenStep(lp bool, seed uint64, level int, maxVW, maxTW int64
 		lp = !lp
 	}
 	return g.coarsen(seed, level, maxVW, maxTW)
+}
+
+// lpBest is the cluster v should join in lpClusters: the one it has most
+// edge weight into among those with room for it (ties: its own, then the
+// lowest label). cnt is zeroed scratch of n entries, left zeroed; vertices
+// of at most 32 neighbours count in a small list instead.
+func (g *wgraph) lpBest(v int, label []int32, size []int64, cap int64, cnt []int64, touched *[]int32) int32 {
+	cur, w := label[v], g.vwt(v)
+	best, bc := cur, int64(0)
+	consider := func(l int32, c int64) {
+		if l != cur && size[l]+w <= cap && (c > bc || c == bc && best != cur && l < best) {
+			best, bc = l, c
+		}
+	}
+	if g.ptr[v+1]-g.ptr[v] <= 32 {
+		var ls [32]int32
+		var cs [32]int64
+		m := 0
+		for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+			l := label[g.adj[i]]
+			x := 0
+			for x < m && ls[x] != l {
+				x++
+			}
+			if x == m {
+				ls[m], cs[m] = l, 0
+				m++
+			}
+			cs[x] += g.ewt(i)
+		}
+		for x := range m {
+			if ls[x] == cur {
+				bc = cs[x]
+			}
+		}
+		for x := range m {
+			consider(ls[x], cs[x])
+		}
+		return best
+	}
+	t := (*touched)[:0]
+	for i := g.ptr[v]; i < g.ptr[v+1]; i++ {
+		l := label[g.adj[i]]
+		if cnt[l] == 0 {
+			t = append(t, l)
+		}
+		cnt[l] += g.ewt(i)
+	}
+	bc = cnt[cur]
+	for _, l := range t {
+		consider(l, cnt[l])
+	}
+	for _, l := range t {
+		cnt[l] = 0
+	}
+	*touched = t
+	return best
 }
