@@ -52,6 +52,16 @@
 #   REPS=3 MIN=64K MAX=256M SHAPES="10gbit:25us 1gbit:100us" LAYOUTS="2x2 4x1" \
 #     OPS="allreduce broadcast allgather" IMPLS="weft weft-mpi ompi" scripts/bench-cluster.sh
 #   SMALL=1 scripts/bench-cluster.sh      (one shape, 2 hosts, two sizes, one round: the check)
+#   JOBS="gnn mlp" OPS= scripts/bench-cluster.sh   (training across the test hosts, no collectives)
+#
+# JOBS trains across the test hosts after each round's collectives, one
+# rank a slot, and beside it the same training in one process with its
+# ranks as goroutines and the link emulated (--net-gbps at the shape's
+# rate): "gnn" is weft train gnn on an SBM graph of GNN_NODES nodes
+# (100000; weft gen sbm, partitioned by weft partition --algo bgl, one part
+# a rank), BGL's pipeline and the baseline, GNN_EPOCHS epochs (2); "mlp" is
+# weft train mlp on Fashion-MNIST's first MLP_LIMIT images (20000), bsp
+# and sapipe, one epoch. The second table gives the last epoch's samples/s.
 #
 # ITERS is the timed iterations per size (5; 0: weft bench's count,
 # about 0.3 s of data at 1 GB/s, which at 1 Gbit/s takes ten times as
@@ -71,6 +81,7 @@ cd "$(dirname "$0")/.."
 
 if [ "${SMALL:-0}" = 1 ]; then
   : "${REPS:=1}" "${MIN:=64K}" "${MAX:=256K}" "${SHAPES:=1gbit:100us}" "${LAYOUTS:=2x1}" "${OPS:=allreduce}"
+  : "${GNN_NODES:=20000}" "${GNN_EPOCHS:=1}" "${MLP_LIMIT:=4000}"
 fi
 reps=${REPS:-3}
 min=$(numfmt --from=iec "${MIN:-64K}")
@@ -78,8 +89,13 @@ max=$(numfmt --from=iec "${MAX:-4M}")
 factor=${FACTOR:-4}
 read -ra shapes <<<"${SHAPES:-10gbit:25us 1gbit:100us}"
 read -ra layouts <<<"${LAYOUTS:-2x2 4x1}"
-read -ra ops <<<"${OPS:-allreduce broadcast allgather}"
+read -ra ops <<<"${OPS-allreduce broadcast allgather}"
 read -ra impls <<<"${IMPLS:-weft weft-mpi ompi}"
+read -ra jobs <<<"${JOBS:-}"
+for j in "${jobs[@]}"; do
+  case $j in gnn | mlp) ;; *) echo "bench-cluster: JOBS: unknown $j (want gnn, mlp)" >&2; exit 2 ;; esac
+done
+mnist=${MNIST:-/usr/share/datasets/fashion-mnist}
 baseline=${BASELINE:-}
 if [ -n "$baseline" ]; then
   [ -x "$baseline" ] || { say "BASELINE: $baseline is not an executable"; exit 2; }
@@ -128,6 +144,7 @@ cleanup() {
   if [ $measured = 0 ] && [ -s "${raw:-/nonexistent}" ]; then
     say "stopped: the rounds measured so far"
     table
+    jobtable
   fi
   # End what still runs inside the test hosts (only processes this run
   # started live there), then the namespaces, which takes their links,
@@ -183,6 +200,25 @@ if [ -z "$weft" ]; then
   fi
 fi
 bg mpicc -O2 -o "$tmp/mpi_coll" scripts/peers/mpi_coll.c
+for j in "${jobs[@]}"; do
+  case $j in
+  gnn)
+    say "generating an SBM of ${GNN_NODES:-100000} nodes and its BGL partitions for JOBS=gnn"
+    bg "$weft" gen sbm --nodes "${GNN_NODES:-100000}" -o "$tmp/graph.h5" >/dev/null 2>&1
+    for l in "${layouts[@]}"; do
+      k=$((${l%x*} * ${l#*x}))
+      [ "$k" -gt 1 ] || continue
+      bg "$weft" partition --algo bgl -k "$k" --name "bgl$k" --sample-seeds 1 --halo-hops -1 --force "$tmp/graph.h5" >/dev/null 2>&1
+    done
+    ;;
+  mlp)
+    [ -f "$mnist/train-images-idx3-ubyte.gz" ] || [ -f "$mnist/train-images-idx3-ubyte" ] || {
+      say "no Fashion-MNIST in $mnist (scripts/deps.sh installs dataset-fashion-mnist): leaving JOBS=mlp out"
+      read -ra jobs <<<"${jobs[*]/mlp/}"
+    }
+    ;;
+  esac
+done
 
 # --- the test hosts -------------------------------------------------------
 ipn() { "$ipc" "$@" >/dev/null; }
@@ -337,6 +373,61 @@ one() { # impl shape layout op: appends "impl shape layout op size busbw time wr
   esac
 }
 
+# onejob SHAPE LAYOUT JOB MODE: appends "shape layout job mode where
+# samples/s" lines, where is "hosts" (across the test hosts) or "emulated"
+# (one process, goroutine ranks, --net-gbps at the shape's rate).
+onejob() {
+  local s=$1 l=$2 j=$3 mode=$4 rc=0 k=$((${2%x*} * ${2#*x})) gbps
+  gbps=$(numfmt --from=si "$(tr kmg KMG <<<"${s%%:*}" | sed 's/bit$//')" 2>/dev/null || echo 0)
+  gbps=$(awk -v b="$gbps" 'BEGIN { printf "%g", b / 1e9 }')
+  port=$((port + 1))
+  local wx=(-x WEFT_MASTER_ADDR=10.99.0.1 -x WEFT_MASTER_PORT=$port -x WEFT_BACKEND=tcp) args parse
+  case $j in
+  gnn)
+    args=(train gnn --data "$tmp/graph.h5" --partition "bgl$k" --pipeline "$mode" --epochs "${GNN_EPOCHS:-2}")
+    parse='$1 ~ /^[0-9]+$/ && NF > 5 { v = $2 } END { print v }'
+    ;;
+  mlp)
+    args=(train mlp --data "$mnist" --mode "$mode" --epochs 1 --limit "${MLP_LIMIT:-20000}" --every 0)
+    parse='/^epoch/ { for (i = 2; i <= NF; i++) if ($i == "samples/s") v = $(i - 1) } END { print v }'
+    ;;
+  esac
+  bg mpirun_in0 "$l" "${wx[@]}" "${weftenv[@]}" "$weft" "${args[@]}" >"$tmp/out" 2>&1 || rc=$?
+  [ $rc = 0 ] || { say "$j $mode on $l failed (exit $rc):"; tail -5 "$tmp/out" >&2; }
+  echo "$s $l $j $mode hosts $(awk "$parse" "$tmp/out")"
+  rc=0
+  if [ $j = gnn ]; then
+    bg timeout "$limit" "$weft" "${args[@]}" --ranks "$k" --net-gbps "$gbps" >"$tmp/out" 2>&1 || rc=$?
+  else
+    bg timeout "$limit" "$weft" "${args[@]}" --local "$k" --net-gbps "$gbps" >"$tmp/out" 2>&1 || rc=$?
+  fi
+  [ $rc = 0 ] || { say "$j $mode in one process failed (exit $rc):"; tail -5 "$tmp/out" >&2; }
+  echo "$s $l $j $mode emulated $(awk "$parse" "$tmp/out")"
+}
+
+jobtable() {
+  [ -s "$jobsraw" ] || return 0
+  echo
+  echo "| shape | hosts x ranks | job | mode | samples/s across the test hosts | samples/s in one process, link emulated | hosts / one process |"
+  echo "|---|---|---|---|---|---|---|"
+  awk '
+    function median(s,   a, n, i, j, t) {
+      n = split(s, a, " "); if (n == 0) return -1
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    { k = $1 " " $2 " " $3 " " $4; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+      if ($6 != "") v[$5, k] = v[$5, k] " " $6 }
+    END {
+      for (i = 1; i <= n; i++) {
+        k = order[i]; split(k, f, " ")
+        h = median(v["hosts", k]); e = median(v["emulated", k])
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3], f[4], h < 0 ? "-" : sprintf("%.0f", h),
+          e < 0 ? "-" : sprintf("%.0f", e), (h < 0 || e <= 0) ? "-" : sprintf("%.2f", h / e)
+      }
+    }' "$jobsraw"
+}
+
 # --- table ----------------------------------------------------------------
 # table prints what was measured: at the end, or when a signal stops the
 # run (the rounds done so far).
@@ -350,6 +441,7 @@ table() {
     if (bps ~ /g$/) m = 1e9; else if (bps ~ /m$/) m = 1e6; else if (bps ~ /k$/) m = 1e3
     sub(/[kmg]$/, "", bps); share = (r == "none" || $2 == "?") ? "-" : sprintf("%.0f%%", 100 * $2 * 8e6 / (bps * m))
     printf "| %s | %s | %s | %s |\n", $1, $2, share, $3 }' "$links"
+  [ -s "$raw" ] || return 0
   echo
   if [ -n "$baseline" ]; then
     echo "| shape | hosts x ranks | collective | size (B) | weft busbw | baseline busbw | weft-mpi busbw | Open MPI busbw | weft / baseline | weft / Open MPI | baseline / Open MPI | weft-mpi / Open MPI | weft / line rate | #wrong |"
@@ -389,6 +481,8 @@ table() {
 
 raw=$tmp/raw
 : >"$raw"
+jobsraw=$tmp/jobs
+: >"$jobsraw"
 links=$tmp/links
 : >"$links"
 start=$SECONDS
@@ -413,12 +507,18 @@ for s in "${shapes[@]}"; do
           one "$impl" "$s" "$l" "$op" >>"$raw"
         done
       done
+      for j in "${jobs[@]}"; do
+        [ $((${l%x*} * ${l#*x})) -gt 1 ] || continue
+        case $j in gnn) modes=(bgl baseline) ;; mlp) modes=(bsp sapipe) ;; esac
+        for mode in "${modes[@]}"; do onejob "$s" "$l" "$j" "$mode" >>"$jobsraw"; done
+      done
     done
     say "$s: round $rep of $reps done, $((SECONDS - start)) s"
   done
 done
 
 table
+jobtable
 measured=1
 say "done in $((SECONDS - start)) s"
 if [ -n "${HOLD:-}" ]; then say "HOLD: hosts kept until $HOLD exists"; while ! [ -e "$HOLD" ]; do sleep 1; done; fi

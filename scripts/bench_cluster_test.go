@@ -101,10 +101,11 @@ func leftover(t *testing.T, names []string) []string {
 
 // TestBenchClusterSmall runs scripts/bench-cluster.sh in its SMALL mode
 // (two test hosts, one link shape, two sizes, one round, every
-// implementation) and checks the table's rows and that every namespace it
-// made is gone afterwards.
+// implementation, the same weft as a baseline with a setting of its own,
+// and both training jobs) and checks the tables' rows and that every
+// namespace it made is gone afterwards.
 func TestBenchClusterSmall(t *testing.T) {
-	env := clusterEnv(t)
+	env := append(clusterEnv(t), "BASELINE="+weftBin, "BASELINE_ENV=WEFT_CHUNK_BYTES=256K", "JOBS=gnn mlp")
 	cmd := exec.Command("./bench-cluster.sh")
 	cmd.Env = env
 	var stderr bytes.Buffer
@@ -128,10 +129,20 @@ func TestBenchClusterSmall(t *testing.T) {
 	if !strings.Contains(log, "removed 3 namespaces") {
 		t.Errorf("no removal report:\n%s", log)
 	}
-	// Two sizes, each with a row whose busbw columns are numbers; #wrong 0.
-	row := regexp.MustCompile(`(?m)^\| 1gbit\S* \| 2x1 \| allreduce \| (65536|262144) \| ([0-9.]+) \| ([0-9.]+|-) \| ([0-9.]+) \| [0-9.]+ \| \S+ \| \d+% \| 0 \|$`)
+	// Two sizes, each with a row whose busbw columns (weft, baseline,
+	// weft-mpi, Open MPI) and ratios are numbers; #wrong 0.
+	row := regexp.MustCompile(`(?m)^\| 1gbit\S* \| 2x1 \| allreduce \| (65536|262144) \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+|-) \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| \S+ \| \d+% \| 0 \|$`)
 	if got := row.FindAllString(string(out), -1); len(got) != 2 {
-		t.Errorf("want 2 rows of weft, Open MPI and their ratio, got %d:\n%s\n%s", len(got), out, log)
+		t.Errorf("want 2 rows of weft, the baseline, Open MPI and their ratios, got %d:\n%s\n%s", len(got), out, log)
+	}
+	// The training jobs: samples/s across the hosts and in one process.
+	jobs := regexp.MustCompile(`(?m)^\| 1gbit\S* \| 2x1 \| (gnn \| (bgl|baseline)|mlp \| (bsp|sapipe)) \| \d+ \| \d+ \| [0-9.]+ \|$`)
+	want := 4
+	if strings.Contains(log, "leaving JOBS=mlp out") {
+		want = 2
+	}
+	if got := jobs.FindAllString(string(out), -1); len(got) != want {
+		t.Errorf("want %d rows of training jobs, got %d:\n%s\n%s", want, len(got), out, log)
 	}
 	if !strings.Contains(string(out), "| 1gbit") || !strings.Contains(string(out), "one TCP stream") {
 		t.Errorf("no links table:\n%s", out)
