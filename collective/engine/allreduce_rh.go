@@ -26,9 +26,6 @@ func allreduceRH(x *exec, a *driver.Call) error {
 	}
 	at := func(b int) int { // byte offset of block b (b == n: the end)
 		o, _ := part(a.Count, n, b)
-		if b == n {
-			o = a.Count
-		}
 		return o * es
 	}
 	lo, hi := 0, n // the blocks this rank reduces
