@@ -13,9 +13,7 @@ import "github.com/weft-hpc/weft/collective/driver"
 func allreduceRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
-	if n == 1 || a.Count == 0 {
-		copy(a.Recv, a.Send)
-		x.finishAvg(a.Recv)
+	if alone(x, a) {
 		return nil
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
@@ -89,4 +87,15 @@ func allreduceRing(x *exec, a *driver.Call) error {
 		cur, next = next, cur
 	}
 	return nil
+}
+
+// alone finishes a reduction with nothing to exchange (one rank, or no
+// data): the result is the rank's own data.
+func alone(x *exec, a *driver.Call) bool {
+	if x.c.size > 1 && len(a.Send) > 0 {
+		return false
+	}
+	copy(a.Recv, a.Send)
+	x.finishAvg(a.Recv)
+	return true
 }
