@@ -78,6 +78,7 @@
 # or SIGTERM; a run stopped so prints the table of the rounds it measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+say() { echo "bench-cluster: $*" >&2; }
 
 if [ "${SMALL:-0}" = 1 ]; then
   : "${REPS:=1}" "${MIN:=64K}" "${MAX:=256K}" "${SHAPES:=1gbit:100us}" "${LAYOUTS:=2x1}" "${OPS:=allreduce}"
@@ -93,7 +94,7 @@ read -ra ops <<<"${OPS-allreduce broadcast allgather}"
 read -ra impls <<<"${IMPLS:-weft weft-mpi ompi}"
 read -ra jobs <<<"${JOBS:-}"
 for j in "${jobs[@]}"; do
-  case $j in gnn | mlp) ;; *) echo "bench-cluster: JOBS: unknown $j (want gnn, mlp)" >&2; exit 2 ;; esac
+  case $j in gnn | mlp) ;; *) say "JOBS: unknown $j (want gnn, mlp)"; exit 2 ;; esac
 done
 mnist=${MNIST:-/usr/share/datasets/fashion-mnist}
 baseline=${BASELINE:-}
@@ -102,9 +103,20 @@ if [ -n "$baseline" ]; then
   baseline=$(realpath "$baseline")
   impls=(base "${impls[@]}")
 fi
+# WEFT_ENV, BASELINE_ENV: "NAME=VALUE ..." -> mpirun's -x NAME=VALUE ...
+weftenv=() baseenv=()
+read -ra _e <<<"${WEFT_ENV:-}"
+for v in "${_e[@]}"; do
+  [[ $v == [A-Z]*=* ]] || { say "WEFT_ENV: $v is not NAME=VALUE"; exit 2; }
+  weftenv+=(-x "$v")
+done
+read -ra _e <<<"${BASELINE_ENV:-}"
+for v in "${_e[@]}"; do
+  [[ $v == [A-Z]*=* ]] || { say "BASELINE_ENV: $v is not NAME=VALUE"; exit 2; }
+  baseenv+=(-x "$v")
+done
 iters=${ITERS:-5}
 limit=${TIMEOUT:-600} # seconds for one launch
-say() { echo "bench-cluster: $*" >&2; }
 
 for l in "${layouts[@]}"; do
   [[ $l =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || { say "LAYOUTS: $l is not HOSTSxRANKS (e.g. 2x2)"; exit 2; }
@@ -141,7 +153,7 @@ cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   exec 2>&3 1>&4
-  if [ $measured = 0 ] && [ -s "${raw:-/nonexistent}" ]; then
+  if [ $measured = 0 ] && { [ -s "${raw:-/nonexistent}" ] || [ -s "${jobsraw:-/nonexistent}" ]; }; then
     say "stopped: the rounds measured so far"
     table
     jobtable
@@ -336,18 +348,6 @@ mpirun_in0() { # layout, mpirun args...
   for ((i = 0; i < nh; i++)); do echo "$prefix-h$i slots=$nr" >>"$tmp/hosts.$l"; done
   inhost 0 timeout "$limit" mpirun --hostfile "$tmp/hosts.$l" -np $((nh * nr)) --bind-to none "$@"
 }
-envargs() { # NAME=VALUE... -> mpirun's -x NAME=VALUE...
-  local v
-  for v in "$@"; do
-    [[ $v == [A-Z]*=* ]] || { say "$v is not NAME=VALUE (WEFT_ENV, BASELINE_ENV)"; exit 2; }
-    printf '%s\0' -x "$v"
-  done
-}
-weftenv=() baseenv=()
-read -ra _e <<<"${WEFT_ENV:-}"
-[ ${#_e[@]} = 0 ] || mapfile -d '' weftenv < <(envargs "${_e[@]}")
-read -ra _e <<<"${BASELINE_ENV:-}"
-[ ${#_e[@]} = 0 ] || mapfile -d '' baseenv < <(envargs "${_e[@]}")
 szargs=(-b "$min" -e "$max" -f "$factor")
 [ "$iters" = 0 ] || szargs+=(-n "$iters")
 one() { # impl shape layout op: appends "impl shape layout op size busbw time wrong" lines

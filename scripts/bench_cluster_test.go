@@ -202,3 +202,24 @@ func TestBenchClusterInterrupted(t *testing.T) {
 		t.Errorf("no removal report:\n%s", log.String())
 	}
 }
+
+// TestBenchClusterBadSettings: a setting the script cannot use stops it
+// with exit status 2 and a message naming the variable, before it makes
+// anything.
+func TestBenchClusterBadSettings(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{"LAYOUTS=2by2", "LAYOUTS: 2by2"},
+		{"SHAPES=fast", "SHAPES: fast"},
+		{"JOBS=gnn train", "JOBS: unknown train"},
+		{"BASELINE=/nonexistent/weft", "BASELINE: /nonexistent/weft"},
+		{"WEFT_ENV=WEFT_ALGO", "WEFT_ENV: WEFT_ALGO is not NAME=VALUE"},
+		{"BASELINE_ENV=X=1 =2", "BASELINE_ENV: =2 is not NAME=VALUE"},
+	} {
+		cmd := exec.Command("./bench-cluster.sh")
+		cmd.Env = append(os.Environ(), tc.env)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: %v, %q; want exit status 2 and %q", tc.env, err, out, tc.want)
+		}
+	}
+}
