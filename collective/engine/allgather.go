@@ -100,14 +100,7 @@ func allgatherRD(x *exec, a *driver.Call) error {
 	for mask, tag := 1, uint32(0); mask < n; mask, tag = mask<<1, tag+1 {
 		partner := r ^ mask
 		mine, theirs := r&^(mask-1), partner&^(mask-1)
-		s, err := x.recv(partner, tag, span(theirs, mask))
-		if err != nil {
-			return err
-		}
-		if err := x.send(partner, tag, span(mine, mask)); err != nil {
-			return err
-		}
-		if err := x.wait(s); err != nil {
+		if err := x.sendRecv(partner, span(mine, mask), partner, span(theirs, mask), tag); err != nil {
 			return err
 		}
 	}

@@ -78,11 +78,7 @@ func recursiveDoubling(x *exec, buf []byte, tag0 uint32) error {
 		if r%2 == 1 {
 			return x.send(r-1, tag0+31, buf)
 		}
-		s, err := x.recv(r+1, tag0+31, buf)
-		if err != nil {
-			return err
-		}
-		return x.wait(s)
+		return x.recvWait(r+1, tag0+31, buf)
 	}
 	return nil
 }

@@ -59,14 +59,7 @@ func allreduceRH(x *exec, a *driver.Call) error {
 		if r&m != 0 {
 			plo = lo - size
 		}
-		s, err := x.recv(partner, tag, a.Recv[at(plo):at(plo+size)])
-		if err != nil {
-			return err
-		}
-		if err := x.send(partner, tag, a.Recv[at(lo):at(hi)]); err != nil {
-			return err
-		}
-		if err := x.wait(s); err != nil {
+		if err := x.sendRecv(partner, a.Recv[at(lo):at(hi)], partner, a.Recv[at(plo):at(plo+size)], tag); err != nil {
 			return err
 		}
 		lo, hi = min(lo, plo), max(hi, plo+size)

@@ -177,15 +177,6 @@ func (x *exec) setupGroup() (ok bool, err error) {
 	return true, nil
 }
 
-// recvWait receives the message from comm rank from into b.
-func (x *exec) recvWait(from int, tag uint32, b []byte) error {
-	s, err := x.recv(from, tag, b)
-	if err != nil {
-		return err
-	}
-	return x.wait(s)
-}
-
 // allreduceShm is the shared-memory allreduce described above.
 func allreduceShm(x *exec, a *driver.Call) error {
 	c := x.c

@@ -43,14 +43,7 @@ func barrierDissemination(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	empty := []byte{}
 	for k, tag := 1, uint32(0); k < n; k, tag = k<<1, tag+1 {
-		s, err := x.recv(mod(r-k, n), tag, empty)
-		if err != nil {
-			return err
-		}
-		if err := x.send(mod(r+k, n), tag, empty); err != nil {
-			return err
-		}
-		if err := x.wait(s); err != nil {
+		if err := x.sendRecv(mod(r+k, n), empty, mod(r-k, n), empty, tag); err != nil {
 			return err
 		}
 	}

@@ -15,11 +15,7 @@ func broadcastTree(x *exec, a *driver.Call) error {
 	mask := 1
 	for mask < n {
 		if vr&mask != 0 {
-			s, err := x.recv(real(vr-mask), 0, a.Recv)
-			if err != nil {
-				return err
-			}
-			if err := x.wait(s); err != nil {
+			if err := x.recvWait(real(vr-mask), 0, a.Recv); err != nil {
 				return err
 			}
 			break

@@ -447,6 +447,29 @@ func (x *exec) recv(from int, tag uint32, b []byte) (*slot, error) {
 	return x.c.ep.peers[x.c.world[from]].post(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, b)
 }
 
+// recvWait receives the message from comm rank from into b.
+func (x *exec) recvWait(from int, tag uint32, b []byte) error {
+	s, err := x.recv(from, tag, b)
+	if err != nil {
+		return err
+	}
+	return x.wait(s)
+}
+
+// sendRecv sends sb to comm rank to and receives the message from rank
+// from into rb, as MPI_Sendrecv does: the receive is posted first, so the
+// message lands in place rather than in the unexpected queue.
+func (x *exec) sendRecv(to int, sb []byte, from int, rb []byte, tag uint32) error {
+	s, err := x.recv(from, tag, rb)
+	if err != nil {
+		return err
+	}
+	if err := x.send(to, tag, sb); err != nil {
+		return err
+	}
+	return x.wait(s)
+}
+
 // recvReduce posts a reducing receive from comm rank from: when the
 // message arrives, dst = local op message (message op local when first,
 // the order a pair agrees on). dst may be local itself.
