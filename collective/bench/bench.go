@@ -399,10 +399,10 @@ func check(ctx context.Context, c *collective.Comm, cfg *Config, bufs *buffers, 
 		fill(dt, cfg.RedOp, acc, 0, from)
 		for r := int64(1); r < n; r++ {
 			fill(dt, cfg.RedOp, tmp, r, from)
-			reduce.Apply(reduce.Type(dt), reduce.Op(cfg.RedOp), acc, acc, tmp)
+			reduce.Apply(dt, cfg.RedOp, acc, acc, tmp)
 		}
 		if cfg.RedOp == collective.Avg {
-			reduce.Scale(reduce.Type(dt), acc, int(n))
+			reduce.Scale(dt, acc, int(n))
 		}
 		return acc
 	}

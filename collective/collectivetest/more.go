@@ -146,7 +146,7 @@ func scanCase(dt collective.DType, op collective.Op, cnt int, ex bool) func(cont
 		}
 		want := input(dt, op, 0, 0, cnt)
 		for r := 1; r <= last; r++ {
-			reduce.Apply(reduce.Type(dt), reduce.Op(op), want, want, input(dt, op, r, 0, cnt))
+			reduce.Apply(dt, op, want, want, input(dt, op, r, 0, cnt))
 		}
 		return compare(dt, recv, want)
 	}

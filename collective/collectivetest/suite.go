@@ -311,10 +311,10 @@ func reference(dt collective.DType, op collective.Op, n, off, cnt int) []byte {
 	return memoized(memoKey{ref: true, dt: dt, op: op, off: off, cnt: cnt, n: n}, func() []byte {
 		acc := input(dt, op, 0, off, cnt)
 		for r := 1; r < n; r++ {
-			reduce.Apply(reduce.Type(dt), reduce.Op(op), acc, acc, input(dt, op, r, off, cnt))
+			reduce.Apply(dt, op, acc, acc, input(dt, op, r, off, cnt))
 		}
 		if op == collective.Avg {
-			reduce.Scale(reduce.Type(dt), acc, n)
+			reduce.Scale(dt, acc, n)
 		}
 		return acc
 	})
@@ -598,7 +598,7 @@ func nonBlockingCase(cnt int) func(context.Context, *collective.Comm) error {
 func referenceAt(dt collective.DType, op collective.Op, n, off, cnt int) []byte {
 	acc := input(dt, op, 0, off, cnt)
 	for r := 1; r < n; r++ {
-		reduce.Apply(reduce.Type(dt), reduce.Op(op), acc, acc, input(dt, op, r, off, cnt))
+		reduce.Apply(dt, op, acc, acc, input(dt, op, r, off, cnt))
 	}
 	return acc
 }

@@ -1,46 +1,82 @@
 package driver
 
-import "github.com/weft-hpc/weft/internal/reduce"
+import "strconv"
 
 // DType is the element type of a buffer. The numbering is part of Weft's
-// wire format and of the C ABI of the native backends: do not reorder.
+// wire format and of the C ABI of the native backends (WEFT_T_* in the C
+// headers): do not reorder. The zero DType is invalid, so a forgotten
+// field is caught.
 type DType uint8
 
 const (
-	Float32  DType = DType(reduce.Float32)
-	Float64  DType = DType(reduce.Float64)
-	Float16  DType = DType(reduce.Float16)
-	BFloat16 DType = DType(reduce.BFloat16)
-	Int32    DType = DType(reduce.Int32)
-	Int64    DType = DType(reduce.Int64)
-	Uint8    DType = DType(reduce.Uint8)
+	Float32  DType = 1
+	Float64  DType = 2
+	Float16  DType = 3 // IEEE 754 binary16, reduced in float32
+	BFloat16 DType = 4 // bfloat16, reduced in float32
+	Int32    DType = 5 // two's complement, wraps on overflow
+	Int64    DType = 6 // two's complement, wraps on overflow
+	Uint8    DType = 7 // wraps on overflow
 )
 
+var dtypeInfo = [...]struct {
+	name string
+	size int
+}{
+	Float32:  {"float32", 4},
+	Float64:  {"float64", 8},
+	Float16:  {"float16", 2},
+	BFloat16: {"bfloat16", 2},
+	Int32:    {"int32", 4},
+	Int64:    {"int64", 8},
+	Uint8:    {"uint8", 1},
+}
+
 // Size is the size of one element in bytes (0 for an invalid DType).
-func (d DType) Size() int { return reduce.Type(d).Size() }
+func (d DType) Size() int {
+	if !d.Valid() {
+		return 0
+	}
+	return dtypeInfo[d].size
+}
 
 // Valid reports whether d is a supported element type.
-func (d DType) Valid() bool { return reduce.Type(d).Valid() }
+func (d DType) Valid() bool { return d >= Float32 && d <= Uint8 }
 
 // IsFloat reports whether d is a floating-point type (the types Avg accepts).
-func (d DType) IsFloat() bool { return reduce.Type(d).IsFloat() }
+func (d DType) IsFloat() bool { return d >= Float32 && d <= BFloat16 }
 
-func (d DType) String() string { return reduce.Type(d).String() }
+// String is the lowercase type name ("float32", "bfloat16", ...), as
+// nccl-tests prints it, or "Type(n)" for an invalid value.
+func (d DType) String() string {
+	if !d.Valid() {
+		return "Type(" + strconv.Itoa(int(d)) + ")"
+	}
+	return dtypeInfo[d].name
+}
 
-// Op is a reduction. The zero value is Sum. The numbering is part of the
-// wire format.
+// Op is an elementwise reduction. The zero value is Sum. The numbering is
+// part of the wire format and of the C ABI (WEFT_OP_*).
 type Op uint8
 
 const (
-	Sum  Op = Op(reduce.Sum)
-	Prod Op = Op(reduce.Prod)
-	Min  Op = Op(reduce.Min)
-	Max  Op = Op(reduce.Max)
+	Sum  Op = 0
+	Prod Op = 1
+	Min  Op = 2
+	Max  Op = 3
 	// Avg is Sum divided by the number of ranks; floating types only.
-	Avg Op = Op(reduce.Avg)
+	Avg Op = 4
 )
 
-func (o Op) String() string { return reduce.Op(o).String() }
+var opNames = [...]string{Sum: "sum", Prod: "prod", Min: "min", Max: "max", Avg: "avg"}
 
 // Valid reports whether o is a known reduction.
-func (o Op) Valid() bool { return reduce.Op(o).Valid() }
+func (o Op) Valid() bool { return o <= Avg }
+
+// String is the lowercase name ("sum", "prod", "min", "max", "avg"), or
+// "Op(n)" for an invalid value.
+func (o Op) String() string {
+	if !o.Valid() {
+		return "Op(" + strconv.Itoa(int(o)) + ")"
+	}
+	return opNames[o]
+}

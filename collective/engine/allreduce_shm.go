@@ -202,7 +202,7 @@ func allreduceShm(x *exec, a *driver.Call) error {
 	n, r := c.size, c.rank
 	es := a.DType.Size()
 	total := a.Count * es
-	t, op := reduce.Type(a.DType), reduce.Op(a.Op)
+	t, op := a.DType, a.Op
 	first := true
 	if total <= groupInline {
 		// The payload rides in the mailbox beside the stamp.

@@ -74,9 +74,9 @@ func TestAllReduceShmGroup(t *testing.T) {
 					name := fmt.Sprintf("%v/%d/%v/inplace=%v", dt, count, op, inPlace)
 					in := [2][]byte{randomBytes(rng, dt, count), randomBytes(rng, dt, count)}
 					want := make([]byte, len(in[0]))
-					reduce.Apply(reduce.Type(dt), reduce.Op(op), want, in[0], in[1])
+					reduce.Apply(dt, op, want, in[0], in[1])
 					if op == driver.Avg {
-						reduce.Scale(reduce.Type(dt), want, 2)
+						reduce.Scale(dt, want, 2)
 					}
 					var out [2][]byte
 					errs := both(cs, func(r int, c *conn) error {

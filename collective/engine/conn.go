@@ -571,7 +571,7 @@ func (s *slot) result() error {
 // finishAvg divides by the number of ranks when the operation is Avg.
 func (x *exec) finishAvg(b []byte) {
 	if x.d.redop == driver.Avg {
-		reduce.Scale(reduce.Type(x.d.dtype), b, x.c.size)
+		reduce.Scale(x.d.dtype, b, x.c.size)
 	}
 }
 

@@ -765,8 +765,8 @@ func (p *peer) readReduce(s *slot, h *wire.Header) error {
 }
 
 func (s *slot) reducer(off uint64, n int) *reducer {
-	dt := reduce.Type(s.d.dtype)
-	s.red = reducer{t: dt, op: reduce.Op(s.d.redop), es: dt.Size(), first: s.first,
+	dt := s.d.dtype
+	s.red = reducer{t: dt, op: s.d.redop, es: dt.Size(), first: s.first,
 		dst: s.buf[off : off+uint64(n)], local: s.local[off : off+uint64(n)]}
 	return &s.red
 }

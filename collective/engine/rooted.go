@@ -83,7 +83,7 @@ func gatherBlock(a *driver.Call) int {
 // any scan. It serves Scan and Exscan.
 func scanChain(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
-	t, op := reduce.Type(a.DType), reduce.Op(a.Op)
+	t, op := a.DType, a.Op
 	ex := a.Kind == driver.Exscan
 	out := a.Recv // what goes on to r+1
 	if r == 0 {

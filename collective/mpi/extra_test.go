@@ -87,7 +87,7 @@ func minMaxSpecials(ctx context.Context, c *collective.Comm) error {
 		for _, op := range []collective.Op{collective.Min, collective.Max} {
 			want := input(dt, 0)
 			for r := 1; r < n; r++ {
-				reduce.Apply(reduce.Type(dt), reduce.Op(op), want, want, input(dt, r))
+				reduce.Apply(dt, op, want, want, input(dt, r))
 			}
 			send := input(dt, c.Rank())
 			recv := make([]byte, len(send))
@@ -143,9 +143,9 @@ func halvesRandom(ctx context.Context, c *collective.Comm) error {
 				continue // MPI_SUM and MPI_PROD on float and double
 			}
 			want := input(dt, 0, op)
-			reduce.Apply(reduce.Type(dt), reduce.Op(op), want, want, input(dt, 1, op))
+			reduce.Apply(dt, op, want, want, input(dt, 1, op))
 			if op == collective.Avg {
-				reduce.Scale(reduce.Type(dt), want, 2)
+				reduce.Scale(dt, want, 2)
 			}
 			buf := input(dt, c.Rank(), op)
 			if err := c.AllReduce(ctx, collective.Raw(buf, dt), collective.Raw(buf, dt), op); err != nil {

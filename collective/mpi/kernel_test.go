@@ -106,7 +106,7 @@ func TestKernels(t *testing.T) {
 				continue
 			}
 			want := make([]byte, len(a))
-			reduce.Apply(reduce.Type(dt), reduce.Op(op), want, a, b)
+			reduce.Apply(dt, op, want, a, b)
 			if i, ok := sameBits(dt, inout, want); !ok {
 				t.Errorf("%v %v: element %d: %x op %x = %x, want %x", dt, op, i,
 					a[i*es:(i+1)*es], b[i*es:(i+1)*es], inout[i*es:(i+1)*es], want[i*es:(i+1)*es])
@@ -133,7 +133,7 @@ func TestKernels(t *testing.T) {
 			t.Fatalf("uint8 %v: no C kernel", op)
 		}
 		want := make([]byte, len(a))
-		reduce.Apply(reduce.Uint8, reduce.Op(op), want, a, b)
+		reduce.Apply(reduce.Uint8, op, want, a, b)
 		if i, ok := sameBits(driver.Uint8, inout, want); !ok {
 			t.Errorf("uint8 %v: %d op %d = %d, want %d", op, a[i], b[i], inout[i], want[i])
 		}

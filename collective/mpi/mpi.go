@@ -290,7 +290,7 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 	err := c.run(a)
 	lib.active.Add(-1)
 	if err == nil && a.Op == driver.Avg && len(a.Recv) > 0 {
-		reduce.Scale(reduce.Type(a.DType), a.Recv, c.size) // Avg is MPI's sum, divided here as the other backends do
+		reduce.Scale(a.DType, a.Recv, c.size) // Avg is MPI's sum, divided here as the other backends do
 	}
 	return err
 }
