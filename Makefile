@@ -121,7 +121,7 @@ gpu-check:
 	mkdir -p bin/gpu
 	$(GO) test -c -o bin/gpu/nccl.test ./nccl
 	$(GO) test -c -o bin/gpu/gpu.test ./gpu
-	$(GO) test -c -o bin/gpu/cuda.test ./csrc/cuda
+	$(GO) test -c -o bin/gpu/cuda.test ./cuda
 	$(GO) build -o bin/gpu/weft ./cmd/weft
 	cp scripts/gpu-check.sh bin/gpu/gpu-check.sh
 	@echo "gpu-check: built bin/gpu; on the GPU machine run bin/gpu/gpu-check.sh"

@@ -4,25 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"time"
 
-	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/cuda"
 )
 
 // Comm is an NCCL communicator: one rank of a group of devices that run
 // collectives on device buffers, each call queued on a CUDA stream.
 //
-// It does not implement *collective.Comm, whose buffers are Go
-// slices; it is the device-buffer ability beside it (see the package doc).
-// Methods may be called from several goroutines, but NCCL requires every
-// rank to queue collectives in the same order, so concurrent callers must
-// agree on one order everywhere (as with *collective.Comm).
+// Programs reach it through *collective.Comm, which runs its collectives
+// on device buffers with one (see Conn); this type is the NCCL layer under
+// it, for code that queues NCCL work on its own CUDA streams. Methods may
+// be called from several goroutines, but NCCL requires every rank to
+// queue collectives in the same order, so concurrent callers must agree
+// on one order everywhere (as with *collective.Comm).
 type Comm struct {
-	l       *libraries
+	lib     *library
 	api     *ncclAPI
-	rt      *cudartAPI
 	h       uintptr
 	rank    int
 	size    int
@@ -39,15 +41,14 @@ type Comm struct {
 type Option func(*options)
 
 type options struct {
-	dev     int // -1: choose
+	dev     int
 	timeout time.Duration
-	libs    *libraries
+	lib     *library
 }
 
 // WithDevice sets the CUDA device (ordinal after CUDA_VISIBLE_DEVICES) the
 // communicator uses; gpu.LocalDevice says which one a local rank should
-// take. Without it New uses the launch's local rank when the CPU
-// communicator knows it, else device 0.
+// take. The default is device 0.
 func WithDevice(dev int) Option { return func(o *options) { o.dev = dev } }
 
 // WithTimeout bounds communicator creation and Close: a peer that has not
@@ -55,12 +56,12 @@ func WithDevice(dev int) Option { return func(o *options) { o.dev = dev } }
 // The default is WEFT_NCCL_TIMEOUT, else 2 minutes.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
-// withLibraries makes the communicator use l instead of the process's
-// libraries (tests pass a fake).
-func withLibraries(l *libraries) Option { return func(o *options) { o.libs = l } }
+// withLibrary makes the communicator use l instead of the process's NCCL
+// (tests pass a fake).
+func withLibrary(l *library) Option { return func(o *options) { o.lib = l } }
 
 func resolve(opts []Option) options {
-	o := options{dev: -1, timeout: defaultTimeout(), libs: std}
+	o := options{timeout: defaultTimeout(), lib: std}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -68,75 +69,77 @@ func resolve(opts []Option) options {
 }
 
 // Data type and reduction codes of nccl.h.
-func ncclType(dt collective.DType) int32 {
+func ncclType(dt driver.DType) int32 {
 	switch dt {
-	case collective.Int32:
+	case driver.Int32:
 		return 2
-	case collective.Int64:
+	case driver.Int64:
 		return 4
-	case collective.Uint8:
+	case driver.Uint8:
 		return 1
-	case collective.Float16:
+	case driver.Float16:
 		return 6
-	case collective.Float32:
+	case driver.Float32:
 		return 7
-	case collective.Float64:
+	case driver.Float64:
 		return 8
-	case collective.BFloat16:
+	case driver.BFloat16:
 		return 9
 	}
 	panic(fmt.Sprintf("nccl: unsupported data type %v", dt))
 }
 
-func ncclOp(op collective.Op) int32 {
+func ncclOp(op driver.Op) int32 {
 	switch op {
-	case collective.Sum:
+	case driver.Sum:
 		return 0
-	case collective.Prod:
+	case driver.Prod:
 		return 1
-	case collective.Max:
+	case driver.Max:
 		return 2
-	case collective.Min:
+	case driver.Min:
 		return 3
-	case collective.Avg:
+	case driver.Avg:
 		return 4
 	}
 	panic(fmt.Sprintf("nccl: unsupported reduction %v", op))
 }
 
-// New creates this rank's NCCL communicator over the ranks of cpu, which
-// carries the bootstrap: every rank reports whether it could load NCCL and
-// the CUDA runtime (AllGather of one byte), rank 0 creates the unique id
-// and broadcasts its 128 bytes (*collective.Comm.Broadcast), then
-// every rank calls ncclCommInitRankConfig in non-blocking mode and polls
-// ncclCommGetAsyncError. If the ranks have not all joined within the
-// timeout (WithTimeout), or ctx ends, the half-made communicator is
+// Bootstrap is the host communicator that NCCL's creation runs over: the
+// ranks of the NCCL communicator are its ranks. *collective.Comm's device
+// layer passes its own backend; tests pass goroutine worlds.
+type Bootstrap interface {
+	Rank() int
+	Size() int
+	// AllGather concatenates every rank's send, in rank order, into recv
+	// (len(recv) == Size()*len(send)).
+	AllGather(ctx context.Context, send, recv []byte) error
+	// Broadcast copies buf of rank root into buf of every rank.
+	Broadcast(ctx context.Context, buf []byte, root int) error
+}
+
+// New creates this rank's NCCL communicator over the ranks of boot, which
+// carries the bootstrap: every rank reports whether it could load NCCL
+// (AllGather of one byte), rank 0's ncclGetUniqueId is broadcast as 128
+// bytes, then every rank calls ncclCommInitRankConfig in non-blocking mode
+// and polls ncclCommGetAsyncError. If the ranks have not all joined within
+// the timeout (WithTimeout), or ctx ends, the half-made communicator is
 // aborted (ncclCommAbort) and New returns an error wrapping ErrTimeout or
-// ErrAborted. New is collective over cpu and blocks.
-func New(ctx context.Context, cpu *collective.Comm, opts ...Option) (*Comm, error) {
+// ErrAborted. New is collective over boot and blocks.
+func New(ctx context.Context, boot Bootstrap, opts ...Option) (*Comm, error) {
 	o := resolve(opts)
-	rank, size := cpu.Rank(), cpu.Size()
-	if o.dev < 0 {
-		o.dev = 0
-		if l := cpu.Launch(); l.LocalRank >= 0 {
-			o.dev = l.LocalRank
-		}
-	}
-	api, err := o.libs.nccl()
-	var a *cudartAPI
-	if err == nil {
-		a, err = o.libs.cudart()
-	}
+	rank, size := boot.Rank(), boot.Size()
+	api, err := o.lib.load()
 	var id UniqueID
 	if err == nil && rank == 0 {
-		err = onDevice(a, o.dev, func() error { return resultErr(api, 0, "ncclGetUniqueId", api.getUniqueID(&id)) })
+		err = cuda.OnDevice(o.dev, func() error { return resultErr(api, 0, "ncclGetUniqueId", api.getUniqueID(&id)) })
 	}
-	id, err = exchangeID(ctx, cpu, id, err)
+	id, err = exchangeID(ctx, boot, id, err)
 	if err != nil {
 		return nil, opError("init", rank, err)
 	}
 	var h uintptr
-	err = onDevice(a, o.dev, func() error {
+	err = cuda.OnDevice(o.dev, func() error {
 		var e error
 		h, e = initRank(ctx, api, size, rank, &id, o.timeout)
 		return e
@@ -144,37 +147,43 @@ func New(ctx context.Context, cpu *collective.Comm, opts ...Option) (*Comm, erro
 	if err != nil {
 		return nil, opError("init", rank, err)
 	}
-	return newComm(o, api, a, h, rank, size), nil
+	return newComm(o, api, h, rank, size), nil
 }
 
-func newComm(o options, api *ncclAPI, a *cudartAPI, h uintptr, rank, size int) *Comm {
-	c := &Comm{l: o.libs, api: api, rt: a, h: h, rank: rank, size: size, dev: o.dev, timeout: o.timeout}
-	c.cleanup = runtime.AddCleanup(c, warnLeak, leak{"NCCL communicator", o.dev, 0})
+func newComm(o options, api *ncclAPI, h uintptr, rank, size int) *Comm {
+	c := &Comm{lib: o.lib, api: api, h: h, rank: rank, size: size, dev: o.dev, timeout: o.timeout}
+	c.cleanup = runtime.AddCleanup(c, warnLeak, o.dev)
 	return c
 }
 
-// exchangeID runs the bootstrap over cpu: an AllGather of every rank's
+// warnLeak is run by the garbage collector for a communicator dropped
+// without Close or Abort; it only warns.
+func warnLeak(dev int) {
+	slog.Warn("nccl: a communicator was garbage collected without Close: its resources leak", "device", dev)
+}
+
+// exchangeID runs the bootstrap over boot: an AllGather of every rank's
 // readiness (so a rank without NCCL fails everyone at once, by name), then
 // the Broadcast of rank 0's id. localErr is this rank's failure to load
 // NCCL or create the id; every rank still takes part.
-func exchangeID(ctx context.Context, cpu *collective.Comm, id UniqueID, localErr error) (UniqueID, error) {
-	ready := []uint8{1}
+func exchangeID(ctx context.Context, boot Bootstrap, id UniqueID, localErr error) (UniqueID, error) {
+	ready := []byte{1}
 	if localErr != nil {
 		ready[0] = 0
 	}
-	all := make([]uint8, cpu.Size())
-	if err := cpu.AllGather(ctx, collective.Buf(ready), collective.Buf(all)); err != nil {
-		return id, fmt.Errorf("nccl: bootstrap over the CPU communicator: %w", err)
+	all := make([]byte, boot.Size())
+	if err := boot.AllGather(ctx, ready, all); err != nil {
+		return id, fmt.Errorf("nccl: bootstrap over the host communicator: %w", err)
 	}
 	if localErr != nil {
 		return id, localErr
 	}
 	for r, ok := range all {
 		if ok == 0 {
-			return id, fmt.Errorf("nccl: rank %d could not load NCCL or the CUDA runtime (its own error says why); no communicator: %w", r, ErrNotBuilt)
+			return id, fmt.Errorf("nccl: rank %d could not load NCCL (its own error says why); no communicator: %w", r, ErrNotBuilt)
 		}
 	}
-	if err := cpu.Broadcast(ctx, collective.Raw(id[:], collective.Uint8), 0); err != nil {
+	if err := boot.Broadcast(ctx, id[:], 0); err != nil {
 		return id, fmt.Errorf("nccl: broadcast of the unique id: %w", err)
 	}
 	return id, nil
@@ -284,7 +293,7 @@ func (c *Comm) asyncErr() error {
 type Request struct {
 	c    *Comm
 	op   string
-	ev   *Event
+	ev   *cuda.Event
 	mu   sync.Mutex
 	done bool
 	err  error
@@ -312,11 +321,15 @@ func (r *Request) Test() (bool, error) {
 		return true, r.err
 	}
 	ok, err := r.ev.Query()
-	if err == nil && !ok {
-		if err = r.c.asyncErr(); err == nil {
+	if err == nil {
+		// A failure NCCL found in the background fails the request, done
+		// or not: kernels of a failed communicator may still end.
+		if err = r.c.asyncErr(); err == nil && !ok {
 			return false, nil
 		}
-		r.c.Abort()
+		if err != nil {
+			r.c.Abort()
+		}
 	}
 	if err != nil {
 		err = opError(r.op, r.c.rank, err)
@@ -329,7 +342,7 @@ func (r *Request) Test() (bool, error) {
 // communicator is aborted and Wait returns an error wrapping ErrAborted
 // and ctx's error.
 func (r *Request) Wait(ctx context.Context) error {
-	err := poll(ctx, r.Test)
+	err := cuda.Poll(ctx, r.Test)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		r.c.Abort()
 		r.mu.Lock()
@@ -347,16 +360,19 @@ func failed(c *Comm, op string, err error) *Request {
 // enqueue runs call on the communicator's device with the stream's handle,
 // then records an event after it (or, inside Group, leaves that to the
 // group's end).
-func (c *Comm) enqueue(op string, s *Stream, call func(stream uintptr) Result) *Request {
+func (c *Comm) enqueue(op string, s *cuda.Stream, call func(stream uintptr) Result) *Request {
 	if err := c.live(); err != nil {
 		return failed(c, op, err)
 	}
-	sh, err := s.handle()
+	if s.Device() != c.dev {
+		return failed(c, op, fmt.Errorf("nccl: a stream of device %d for a communicator of device %d: %w", s.Device(), c.dev, ErrInvalid))
+	}
+	sh, err := s.Handle()
 	if err != nil {
 		return failed(c, op, err)
 	}
 	req := &Request{c: c, op: op}
-	err = onDevice(c.rt, c.dev, func() error {
+	err = cuda.OnDevice(c.dev, func() error {
 		r := call(sh)
 		if r != Success && r != InProgress {
 			return resultErr(c.api, c.h, op, r)
@@ -379,8 +395,8 @@ func (c *Comm) enqueue(op string, s *Stream, call func(stream uintptr) Result) *
 	return req
 }
 
-func (r *Request) record(s *Stream) error {
-	ev, err := newEvent(r.c.l, s.dev, false)
+func (r *Request) record(s *cuda.Stream) error {
+	ev, err := cuda.NewEvent(s.Device(), false)
 	if err != nil {
 		return err
 	}
@@ -402,7 +418,7 @@ func checkCount(n int) uint64 {
 // AllReduce combines count elements of send from every rank with op into
 // recv of every rank (send == recv is in place). It queues the work on s
 // and returns at once.
-func (c *Comm) AllReduce(send, recv DevicePtr, count int, dt collective.DType, op collective.Op, s *Stream) *Request {
+func (c *Comm) AllReduce(send, recv cuda.DevicePtr, count int, dt driver.DType, op driver.Op, s *cuda.Stream) *Request {
 	n, t, o := checkCount(count), ncclType(dt), ncclOp(op)
 	return c.enqueue("allreduce", s, func(st uintptr) Result {
 		return c.api.allReduce(uintptr(send), uintptr(recv), n, t, o, c.h, st)
@@ -411,7 +427,7 @@ func (c *Comm) AllReduce(send, recv DevicePtr, count int, dt collective.DType, o
 
 // Broadcast copies count elements of send on rank root into recv of every
 // rank (send is read on root only; send == recv is in place).
-func (c *Comm) Broadcast(send, recv DevicePtr, count int, dt collective.DType, root int, s *Stream) *Request {
+func (c *Comm) Broadcast(send, recv cuda.DevicePtr, count int, dt driver.DType, root int, s *cuda.Stream) *Request {
 	n, t := checkCount(count), ncclType(dt)
 	c.checkRoot(root)
 	return c.enqueue("broadcast", s, func(st uintptr) Result {
@@ -421,7 +437,7 @@ func (c *Comm) Broadcast(send, recv DevicePtr, count int, dt collective.DType, r
 
 // Reduce combines count elements of send from every rank into recv of
 // rank root (recv is ignored elsewhere).
-func (c *Comm) Reduce(send, recv DevicePtr, count int, dt collective.DType, op collective.Op, root int, s *Stream) *Request {
+func (c *Comm) Reduce(send, recv cuda.DevicePtr, count int, dt driver.DType, op driver.Op, root int, s *cuda.Stream) *Request {
 	n, t, o := checkCount(count), ncclType(dt), ncclOp(op)
 	c.checkRoot(root)
 	return c.enqueue("reduce", s, func(st uintptr) Result {
@@ -431,7 +447,7 @@ func (c *Comm) Reduce(send, recv DevicePtr, count int, dt collective.DType, op c
 
 // AllGather concatenates count elements of send from every rank, in rank
 // order, into recv (Size()*count elements).
-func (c *Comm) AllGather(send, recv DevicePtr, count int, dt collective.DType, s *Stream) *Request {
+func (c *Comm) AllGather(send, recv cuda.DevicePtr, count int, dt driver.DType, s *cuda.Stream) *Request {
 	n, t := checkCount(count), ncclType(dt)
 	return c.enqueue("allgather", s, func(st uintptr) Result {
 		return c.api.allGather(uintptr(send), uintptr(recv), n, t, c.h, st)
@@ -440,7 +456,7 @@ func (c *Comm) AllGather(send, recv DevicePtr, count int, dt collective.DType, s
 
 // ReduceScatter combines Size()*count elements of send from every rank and
 // leaves block Rank() (count elements) of the result in recv.
-func (c *Comm) ReduceScatter(send, recv DevicePtr, count int, dt collective.DType, op collective.Op, s *Stream) *Request {
+func (c *Comm) ReduceScatter(send, recv cuda.DevicePtr, count int, dt driver.DType, op driver.Op, s *cuda.Stream) *Request {
 	n, t, o := checkCount(count), ncclType(dt), ncclOp(op)
 	return c.enqueue("reducescatter", s, func(st uintptr) Result {
 		return c.api.reduceScatter(uintptr(send), uintptr(recv), n, t, o, c.h, st)
@@ -450,7 +466,7 @@ func (c *Comm) ReduceScatter(send, recv DevicePtr, count int, dt collective.DTyp
 // Send queues count elements of buf for rank peer. NCCL's Send blocks the
 // device until the matching Recv runs: pair them inside Group when ranks
 // exchange both ways.
-func (c *Comm) Send(buf DevicePtr, count int, dt collective.DType, peer int, s *Stream) *Request {
+func (c *Comm) Send(buf cuda.DevicePtr, count int, dt driver.DType, peer int, s *cuda.Stream) *Request {
 	n, t := checkCount(count), ncclType(dt)
 	c.checkRoot(peer)
 	return c.enqueue("send", s, func(st uintptr) Result {
@@ -459,7 +475,7 @@ func (c *Comm) Send(buf DevicePtr, count int, dt collective.DType, peer int, s *
 }
 
 // Recv queues the receipt of count elements from rank peer into buf.
-func (c *Comm) Recv(buf DevicePtr, count int, dt collective.DType, peer int, s *Stream) *Request {
+func (c *Comm) Recv(buf cuda.DevicePtr, count int, dt driver.DType, peer int, s *cuda.Stream) *Request {
 	n, t := checkCount(count), ncclType(dt)
 	c.checkRoot(peer)
 	return c.enqueue("recv", s, func(st uintptr) Result {
@@ -484,7 +500,7 @@ func (c *Comm) Abort() {
 	}
 	c.aborted = true
 	c.cleanup.Stop()
-	onDevice(c.rt, c.dev, func() error { c.api.commAbort(c.h); return nil })
+	cuda.OnDevice(c.dev, func() error { c.api.commAbort(c.h); return nil })
 }
 
 // Close waits (up to the communicator's timeout) for queued operations,
@@ -501,7 +517,7 @@ func (c *Comm) Close() error {
 		return nil
 	}
 	c.cleanup.Stop()
-	err := onDevice(c.rt, c.dev, func() error {
+	err := cuda.OnDevice(c.dev, func() error {
 		r := c.api.commFinalize(c.h)
 		if r == InProgress {
 			if err := settle(context.Background(), c.api, c.h, c.timeout, "finalize"); err != nil {
@@ -526,11 +542,7 @@ func (c *Comm) Close() error {
 // two ranks on one device in most versions; that error comes back as is.
 func InitAll(ctx context.Context, devices []int, opts ...Option) ([]*Comm, error) {
 	o := resolve(opts)
-	api, err := o.libs.nccl()
-	if err != nil {
-		return nil, opError("init", 0, err)
-	}
-	a, err := o.libs.cudart()
+	api, err := o.lib.load()
 	if err != nil {
 		return nil, opError("init", 0, err)
 	}
@@ -538,7 +550,7 @@ func InitAll(ctx context.Context, devices []int, opts ...Option) ([]*Comm, error
 		return nil, nil
 	}
 	var id UniqueID
-	if err := onDevice(a, devices[0], func() error {
+	if err := cuda.OnDevice(devices[0], func() error {
 		return resultErr(api, 0, "ncclGetUniqueId", api.getUniqueID(&id))
 	}); err != nil {
 		return nil, opError("init", 0, err)
@@ -552,7 +564,7 @@ func InitAll(ctx context.Context, devices []int, opts ...Option) ([]*Comm, error
 		return nil, opError("init", 0, resultErr(api, 0, "ncclGroupStart", r))
 	}
 	for i, d := range devices {
-		err := onDevice(a, d, func() error {
+		err := cuda.OnDevice(d, func() error {
 			r := api.commInitRankConfig(&hs[i], int32(n), &id, int32(i), false)
 			if r != Success && r != InProgress {
 				return resultErr(api, 0, fmt.Sprintf("ncclCommInitRankConfig(rank %d, device %d)", i, d), r)
@@ -569,7 +581,7 @@ func InitAll(ctx context.Context, devices []int, opts ...Option) ([]*Comm, error
 	comms := make([]*Comm, n)
 	for i, d := range devices {
 		if first == nil && hs[i] != 0 {
-			err := onDevice(a, d, func() error {
+			err := cuda.OnDevice(d, func() error {
 				return settle(ctx, api, hs[i], o.timeout, fmt.Sprintf("rank %d of %d (device %d)", i, n, d))
 			})
 			if err != nil {
@@ -578,7 +590,7 @@ func InitAll(ctx context.Context, devices []int, opts ...Option) ([]*Comm, error
 		}
 		oi := o
 		oi.dev = d
-		comms[i] = newComm(oi, api, a, hs[i], i, n)
+		comms[i] = newComm(oi, api, hs[i], i, n)
 	}
 	if first != nil {
 		for _, c := range comms {

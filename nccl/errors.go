@@ -1,28 +1,30 @@
 package nccl
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/driver"
 )
 
-// Sentinels, shared with package collective so errors.Is works across
-// backends.
+// Sentinels, the same values as package collective's, so that errors.Is
+// works across backends.
 var (
-	// ErrNotBuilt: this binary was built without cgo, or a native library
-	// (NCCL, the CUDA runtime or driver, NVRTC) is missing on this machine.
-	ErrNotBuilt = collective.ErrNotBuilt
+	// ErrNotBuilt: this binary was built without cgo, or NCCL (or the
+	// CUDA runtime it needs) is missing on this machine.
+	ErrNotBuilt = driver.ErrNotBuilt
 	// ErrTimeout: communicator creation or an operation did not finish in
 	// time (a peer never joined, or stopped).
-	ErrTimeout = collective.ErrTimeout
+	ErrTimeout = driver.ErrTimeout
 	// ErrAborted: the communicator was aborted (Abort, a cancelled context,
 	// a timeout). Recreate it.
-	ErrAborted = collective.ErrAborted
-	// ErrClosed: the communicator, buffer, stream, event or library was
-	// already closed.
-	ErrClosed = collective.ErrClosed
+	ErrAborted = driver.ErrAborted
+	// ErrClosed: the communicator was already closed.
+	ErrClosed = driver.ErrClosed
+	// ErrInvalid: a call's arguments are wrong.
+	ErrInvalid = driver.ErrInvalid
+	// ErrPeerLost: NCCL reports that a peer exited or the network failed
+	// (ncclRemoteError).
+	ErrPeerLost = driver.ErrPeerLost
 )
 
 // Result is an ncclResult_t. It is an error even when NCCL is not loaded.
@@ -56,88 +58,7 @@ func (r Result) Error() string {
 	return fmt.Sprintf("ncclResult %d", int32(r))
 }
 
-// CUDAError is a cudaError_t of the CUDA runtime.
-type CUDAError int32
-
-// The runtime's codes this package tests for.
-const (
-	cudaSuccess  CUDAError = 0
-	cudaNotReady CUDAError = 600
-)
-
-var cudaNames = map[CUDAError]string{
-	0: "cudaSuccess", 1: "cudaErrorInvalidValue", 2: "cudaErrorMemoryAllocation",
-	3: "cudaErrorInitializationError", 4: "cudaErrorCudartUnloading", 35: "cudaErrorInsufficientDriver",
-	100: "cudaErrorNoDevice", 101: "cudaErrorInvalidDevice", 400: "cudaErrorInvalidResourceHandle",
-	600: "cudaErrorNotReady", 700: "cudaErrorIllegalAddress", 719: "cudaErrorLaunchFailure", 999: "cudaErrorUnknown",
-}
-
-func (e CUDAError) Error() string {
-	if n, ok := cudaNames[e]; ok {
-		return n
-	}
-	return fmt.Sprintf("cudaError %d", int32(e))
-}
-
-// DriverError is a CUresult of the CUDA driver API.
-type DriverError int32
-
-var driverNames = map[DriverError]string{
-	0: "CUDA_SUCCESS", 1: "CUDA_ERROR_INVALID_VALUE", 2: "CUDA_ERROR_OUT_OF_MEMORY",
-	3: "CUDA_ERROR_NOT_INITIALIZED", 34: "CUDA_ERROR_STUB_LIBRARY", 35: "CUDA_ERROR_INSUFFICIENT_DRIVER",
-	100: "CUDA_ERROR_NO_DEVICE", 101: "CUDA_ERROR_INVALID_DEVICE", 200: "CUDA_ERROR_INVALID_IMAGE",
-	201: "CUDA_ERROR_INVALID_CONTEXT", 209: "CUDA_ERROR_NO_BINARY_FOR_GPU", 218: "CUDA_ERROR_INVALID_PTX",
-	222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 400: "CUDA_ERROR_INVALID_HANDLE", 500: "CUDA_ERROR_NOT_FOUND",
-	600: "CUDA_ERROR_NOT_READY", 700: "CUDA_ERROR_ILLEGAL_ADDRESS", 701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-	719: "CUDA_ERROR_LAUNCH_FAILED", 999: "CUDA_ERROR_UNKNOWN",
-}
-
-func (e DriverError) Error() string {
-	if n, ok := driverNames[e]; ok {
-		return n
-	}
-	return fmt.Sprintf("CUresult %d", int32(e))
-}
-
-// NVRTCError is an nvrtcResult.
-type NVRTCError int32
-
-var nvrtcNames = [...]string{"NVRTC_SUCCESS", "NVRTC_ERROR_OUT_OF_MEMORY", "NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
-	"NVRTC_ERROR_INVALID_INPUT", "NVRTC_ERROR_INVALID_PROGRAM", "NVRTC_ERROR_INVALID_OPTION",
-	"NVRTC_ERROR_COMPILATION", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"}
-
-func (e NVRTCError) Error() string {
-	if e >= 0 && int(e) < len(nvrtcNames) {
-		return nvrtcNames[e]
-	}
-	return fmt.Sprintf("nvrtcResult %d", int32(e))
-}
-
-// LibraryError says that a native library could not be loaded or lacks a
-// symbol, what was tried and what to install. It wraps ErrNotBuilt.
-type LibraryError struct {
-	Lib    string   // the library's usual name, "libnccl.so.2"
-	Symbol string   // the missing symbol, "" when the library itself is missing
-	Tried  []string // names and paths given to dlopen, in order
-	Reason string   // dlerror() of the last attempt, or why no attempt was made
-	Hint   string   // what to install or set
-}
-
-func (e *LibraryError) Error() string {
-	if e.Symbol != "" {
-		return fmt.Sprintf("nccl: %s has no symbol %s (%s): %s", e.Lib, e.Symbol, e.Reason, e.Hint)
-	}
-	return fmt.Sprintf("nccl: %s not found (tried %s: %s): %s", e.Lib, strings.Join(e.Tried, ", "), e.Reason, e.Hint)
-}
-
-func (e *LibraryError) Unwrap() error { return ErrNotBuilt }
-
-// IsNotFound reports whether err says that a native library or one of its
-// symbols is missing (or the binary has no cgo), as opposed to a failure of
-// a library that loaded.
-func IsNotFound(err error) bool { return errors.Is(err, ErrNotBuilt) }
-
-// opError builds the error an operation returns.
+// opError is the error of an operation of rank rank.
 func opError(op string, rank int, err error) error {
-	return &collective.OpError{Op: op, Backend: "nccl", Rank: rank, Peer: -1, Err: err}
+	return fmt.Errorf("nccl: %s (rank %d): %w", op, rank, err)
 }

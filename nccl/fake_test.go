@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/weft-hpc/weft/internal/dl"
 )
 
 // fakeLoader is the loader of the tests: it "finds" the libraries not
@@ -20,17 +22,17 @@ type fakeLoader struct {
 	funcs   map[string]any      // Go implementations by API key
 	stubs   bool                // supply panicking stubs for the rest
 	opened  []string            // paths asked for, in order
-	libs    map[string]*fakeLib // opened, by base name
+	libs    map[string]*testLib // opened, by base name
 	mu      sync.Mutex
 }
 
-type fakeLib struct {
+type testLib struct {
 	ld     *fakeLoader
 	name   string
 	closes int
 }
 
-func (f *fakeLoader) open(path string) (library, error) {
+func (f *fakeLoader) Open(path string) (dl.Library, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opened = append(f.opened, path)
@@ -39,18 +41,18 @@ func (f *fakeLoader) open(path string) (library, error) {
 		return nil, fmt.Errorf("%s: cannot open shared object file: No such file or directory", path)
 	}
 	if f.libs == nil {
-		f.libs = map[string]*fakeLib{}
+		f.libs = map[string]*testLib{}
 	}
-	l := &fakeLib{ld: f, name: base}
+	l := &testLib{ld: f, name: base}
 	f.libs[base] = l
 	return l, nil
 }
 
-func (l *fakeLib) sym(name string) (unsafe.Pointer, error) {
+func (l *testLib) Sym(name string) (unsafe.Pointer, error) {
 	return nil, fmt.Errorf("%s: undefined symbol: %s", l.name, name)
 }
 
-func (l *fakeLib) close() error {
+func (l *testLib) Close() error {
 	l.closes++
 	if l.closes > 1 {
 		return errors.New("fake: dlclose of a closed handle")
@@ -58,7 +60,7 @@ func (l *fakeLib) close() error {
 	return nil
 }
 
-func (l *fakeLib) goSym(key string, typ reflect.Type) any {
+func (l *testLib) GoSym(key string, typ reflect.Type) any {
 	sym := strings.SplitN(key, "/", 2)[0]
 	if l.ld.noSym[sym] {
 		return nil
@@ -74,18 +76,11 @@ func (l *fakeLib) goSym(key string, typ reflect.Type) any {
 	}).Interface()
 }
 
-// fakeRuntime is enough CUDA runtime for communicator creation.
-func fakeRuntime(funcs map[string]any) {
-	funcs["cudaSetDevice"] = func(int32) CUDAError { return 0 }
-	funcs["cudaGetDeviceCount"] = func(n *int32) CUDAError { *n = 1; return 0 }
-	funcs["cudaGetErrorString"] = func(CUDAError) string { return "fake" }
-}
-
-// fakeNCCL is the init part of NCCL for a world of ranks in one process:
+// initFake is the init part of NCCL for a world of ranks in one process:
 // ncclGetUniqueId, ncclCommInitRankConfig (non-blocking: in progress until
 // every rank of the same id has joined), ncclCommGetAsyncError,
 // ncclCommAbort. hang lists ranks whose init never joins.
-type fakeNCCL struct {
+type initFake struct {
 	mu      sync.Mutex
 	hang    map[int]bool
 	nranks  map[uintptr]int32
@@ -96,8 +91,8 @@ type fakeNCCL struct {
 	next    uintptr
 }
 
-func newFakeNCCL(hang ...int) *fakeNCCL {
-	f := &fakeNCCL{hang: map[int]bool{}, nranks: map[uintptr]int32{}, idOf: map[uintptr]UniqueID{},
+func newInitFake(hang ...int) *initFake {
+	f := &initFake{hang: map[int]bool{}, nranks: map[uintptr]int32{}, idOf: map[uintptr]UniqueID{},
 		joined: map[UniqueID]int{}, aborted: map[uintptr]bool{}, ids: map[int]UniqueID{}, next: 0x1000}
 	for _, r := range hang {
 		f.hang[r] = true
@@ -105,7 +100,7 @@ func newFakeNCCL(hang ...int) *fakeNCCL {
 	return f
 }
 
-func (f *fakeNCCL) install(funcs map[string]any) {
+func (f *initFake) install(funcs map[string]any) {
 	funcs["ncclGetUniqueId"] = func(id *UniqueID) Result {
 		for i := range id {
 			id[i] = byte(i*7 + 3)
@@ -151,7 +146,7 @@ func (f *fakeNCCL) install(funcs map[string]any) {
 	funcs["ncclCommDestroy"] = func(uintptr) Result { return Success }
 }
 
-func (f *fakeNCCL) abortCount() int {
+func (f *initFake) abortCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.aborted)

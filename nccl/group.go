@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/weft-hpc/weft/cuda"
 )
 
 // group is the state of one Group call: NCCL's group is per OS thread, so
@@ -17,7 +19,7 @@ type group struct {
 
 type pendingReq struct {
 	r *Request
-	s *Stream
+	s *cuda.Stream
 }
 
 var (
@@ -31,7 +33,7 @@ func currentGroup() *group {
 	return groups[gettid()]
 }
 
-func (g *group) add(c *Comm, r *Request, s *Stream) {
+func (g *group) add(c *Comm, r *Request, s *cuda.Stream) {
 	found := false
 	for _, x := range g.comms {
 		found = found || x == c
@@ -51,8 +53,8 @@ func (g *group) add(c *Comm, r *Request, s *Stream) {
 // theirs. Groups nest, as in NCCL.
 func Group(fn func() error) error { return groupWith(std, fn) }
 
-func groupWith(l *libraries, fn func() error) error {
-	api, err := l.nccl()
+func groupWith(l *library, fn func() error) error {
+	api, err := l.load()
 	if err != nil {
 		return err
 	}
@@ -81,7 +83,7 @@ func groupWith(l *libraries, fn func() error) error {
 	err = errors.Join(ferr, resultErr(api, 0, "ncclGroupEnd", okInProgress(r)))
 	if err == nil {
 		for _, c := range g.comms {
-			if e := onDevice(c.rt, c.dev, func() error {
+			if e := cuda.OnDevice(c.dev, func() error {
 				return settle(context.Background(), c.api, c.h, c.timeout, "group did not finish queueing")
 			}); e != nil {
 				c.Abort()
@@ -92,7 +94,7 @@ func groupWith(l *libraries, fn func() error) error {
 	for _, p := range g.pending {
 		e := err
 		if e == nil {
-			e = onDevice(p.r.c.rt, p.r.c.dev, func() error { return p.r.record(p.s) })
+			e = cuda.OnDevice(p.r.c.dev, func() error { return p.r.record(p.s) })
 		}
 		if e != nil {
 			p.r.mu.Lock()

@@ -12,9 +12,6 @@ var params = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for _, k := range []string{
 		"WEFT_LIBNCCL",      // path of libnccl.so.2, tried before the sonames
-		"WEFT_LIBCUDART",    // path of libcudart.so.*
-		"WEFT_LIBCUDA",      // path of libcuda.so.1
-		"WEFT_LIBNVRTC",     // path of libnvrtc.so.*
 		"WEFT_NCCL_TIMEOUT", // communicator creation and Close timeout (Go duration), default 2m
 		"CUDA_HOME",         // a CUDA toolkit whose lib64 is searched
 	} {

@@ -70,7 +70,7 @@ step() { # step NAME SECONDS CMD...
 	[[ $rc -eq 0 ]] || fail=1
 }
 step "weft gpus" 30 "$bindir/weft" gpus
-step "csrc/cuda (references)" 30 "$bindir/cuda.test" -test.count=1
+step "cuda (device layer, kernels)" 60 "$bindir/cuda.test" -test.v -test.count=1
 step "gpu (NVML)" 30 "$bindir/gpu.test" -test.v -test.count=1
 step "nccl (collectives, kernels, bandwidth)" 200 "$bindir/nccl.test" -test.v -test.count=1 -test.timeout=190s
 echo

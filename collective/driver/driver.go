@@ -29,9 +29,9 @@
 // in its documentation: ctx is then checked before the call only.
 //
 // Optional abilities are found by type assertion, as database/sql finds
-// them: Limiter (limits on tags and counts tighter than the front end's),
-// JobAborter (ending the whole job, MPI_Abort), Uninterruptible (calls that
-// Abort cannot stop).
+// them: DeviceConn (collectives on device memory, NCCL), Limiter (limits on
+// tags and counts tighter than the front end's), JobAborter (ending the
+// whole job, MPI_Abort), Uninterruptible (calls that Abort cannot stop).
 package driver
 
 import (
@@ -149,6 +149,21 @@ type Call struct {
 	// Status is where a Recv reports the message it received; a message
 	// longer than the receive buffer fails it with ErrMismatch.
 	Status Status
+
+	// OnDevice says that the buffers are device memory of the CUDA device
+	// Device, described by SendDev and RecvDev instead of Send and Recv
+	// (which are then nil). Only a DeviceConn gets such calls; the front
+	// end stages them through host memory for every other Conn.
+	OnDevice         bool
+	Device           int
+	SendDev, RecvDev DeviceMem
+}
+
+// DeviceMem is a range of device memory: a device address and its length
+// in bytes.
+type DeviceMem struct {
+	Ptr   uintptr
+	Bytes int
 }
 
 // Pending is a point-to-point call posted by Start.
@@ -196,6 +211,20 @@ type Conn interface {
 	// Close releases the communicator. Closing a world's Conn releases the
 	// world; closing a sub-communicator's releases only it.
 	Close() error
+}
+
+// DeviceConn is implemented by a Conn that runs collectives on device
+// memory itself, as NCCL does: Run takes Calls with OnDevice set whose
+// Device is the Conn's and whose Kind DeviceKind accepts. The front end
+// stages every other call on device memory (point-to-point calls
+// included) through pinned host memory and the world's host backend.
+type DeviceConn interface {
+	Conn
+	// Device is the CUDA device the Conn's calls run on.
+	Device() int
+	// DeviceKind reports whether Run takes calls of kind k on device
+	// memory.
+	DeviceKind(k Kind) bool
 }
 
 // Limiter is implemented by backends whose tags or counts stop below the

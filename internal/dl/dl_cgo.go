@@ -1,6 +1,6 @@
 //go:build cgo
 
-package nccl
+package dl
 
 /*
 #cgo LDFLAGS: -ldl
@@ -17,8 +17,8 @@ import (
 	"unsafe"
 )
 
-// dl is the real loader: dlopen(RTLD_NOW|RTLD_GLOBAL).
-type dl struct{}
+// Dlopen is the real loader: dlopen(RTLD_NOW|RTLD_GLOBAL).
+type Dlopen struct{}
 
 type dlLib struct{ h unsafe.Pointer }
 
@@ -29,7 +29,8 @@ func dlerr() string {
 	return "unknown dlopen error"
 }
 
-func (dl) open(path string) (library, error) {
+// Open dlopens path.
+func (Dlopen) Open(path string) (Library, error) {
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
 	h := C.weft_dlopen(cs)
@@ -39,7 +40,7 @@ func (dl) open(path string) (library, error) {
 	return &dlLib{h: h}, nil
 }
 
-func (l *dlLib) sym(name string) (unsafe.Pointer, error) {
+func (l *dlLib) Sym(name string) (unsafe.Pointer, error) {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	C.weft_dlerror() // clear
@@ -50,9 +51,9 @@ func (l *dlLib) sym(name string) (unsafe.Pointer, error) {
 	return p, nil
 }
 
-func (l *dlLib) close() error {
+func (l *dlLib) Close() error {
 	if C.dlclose(l.h) != 0 {
-		return errors.New("nccl: dlclose: " + dlerr())
+		return errors.New("dlclose: " + dlerr())
 	}
 	return nil
 }

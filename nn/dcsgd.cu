@@ -2,7 +2,7 @@
 // (delay-compensated SGD with momentum, DC-ASGD: Zheng et al., ICML 2017).
 // For each of the n parameters, in float32, in exactly this order (the
 // program is compiled with --fmad=false so no step is fused and the result
-// equals the CPU reference cuda.DCSGDMomentum bit for bit):
+// equals the CPU reference nn.DCSGDMomentumRef bit for bit):
 //
 //   d  = w - w_stale                  // how far w moved since g was computed
 //   g' = g + lambda * ((g * g) * d)   // first-order Taylor correction of g,

@@ -6,7 +6,7 @@
 //
 // with deg(i) = indptr[i+1] - indptr[i], summed in k order in float32, and
 // out[i][f] = 0 when deg(i) == 0. One thread per (i, f), f fastest, so a warp
-// reads contiguous feature columns. CPU reference: cuda.GatherMean.
+// reads contiguous feature columns. CPU reference: model.GatherMeanRef.
 #include "weft_half.cuh"
 
 extern "C" __global__ void weft_gather_mean(float* out, const float* feat, const long long* indptr,

@@ -1,0 +1,61 @@
+package model
+
+import (
+	"embed"
+
+	"github.com/weft-hpc/weft/cuda"
+)
+
+//go:embed gather.cu
+var kernelSources embed.FS
+
+// Kernels is the models' CUDA program (package cuda compiles it with
+// NVRTC for the device at hand): weft_gather_mean, GraphSAGE's mean
+// aggregation over a CSR block, one thread per (row, feature). Its CPU
+// reference is GatherMeanRef.
+var Kernels = cuda.Register(&cuda.Program{Name: "gnn/model", Sources: kernelSources, Kernels: []cuda.Kernel{
+	{Name: "weft_gather_mean", File: "gather.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
+		Ref: func(a cuda.Args) {
+			rows, dim := a.U64(4), a.U64(5)
+			indptr := a.Int64s(2, rows+1)
+			nnz := int(indptr[rows])
+			indices := a.Int64s(3, nnz)
+			nodes := 0
+			for _, v := range indices {
+				nodes = max(nodes, int(v)+1)
+			}
+			GatherMeanRef(a.Float32s(0, rows*dim), a.Float32s(1, nodes*dim), indptr, indices, dim)
+		}},
+}})
+
+// GatherMean queues out (rows x dim float32) = the mean, per CSR row, of
+// the feat rows its neighbours name (indptr: rows+1 int64, indices:
+// int64) on s.
+func GatherMean(s *cuda.Stream, out, feat, indptr, indices cuda.DevicePtr, rows, dim int) error {
+	m, err := cuda.Load(s.Device(), Kernels)
+	if err != nil {
+		return err
+	}
+	return m.Launch(s, "weft_gather_mean", rows*dim, out, feat, indptr, indices, rows, dim)
+}
+
+// GatherMeanRef is weft_gather_mean on the CPU: out (rows x dim) holds,
+// for row i of the CSR (indptr, indices), the mean of the rows of feat (x
+// dim) its neighbours name, summed in order; 0 for a row without
+// neighbours.
+func GatherMeanRef(out, feat []float32, indptr, indices []int64, dim int) {
+	rows := len(indptr) - 1
+	for i := 0; i < rows; i++ {
+		lo, hi := indptr[i], indptr[i+1]
+		for f := 0; f < dim; f++ {
+			var s float32
+			for k := lo; k < hi; k++ {
+				s = float32(s + feat[int(indices[k])*dim+f])
+			}
+			if hi > lo {
+				s = float32(s / float32(hi-lo))
+			}
+			out[i*dim+f] = s
+		}
+	}
+}
