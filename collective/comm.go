@@ -2,7 +2,9 @@ package collective
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"sort"
@@ -68,6 +70,8 @@ type Comm struct {
 	uninterruptible  bool // Abort cannot stop a call in progress (see driver.Uninterruptible)
 
 	mu      sync.Mutex
+	device  int       // the device of calls on device memory; -1 before the first
+	devs    *devState // how they run, after the first collective on device memory
 	queue   []*Request
 	running bool // a collective runs, on a caller's goroutine or drain's
 	gaveUp  bool // Close stopped waiting for operations that cannot be interrupted
@@ -78,7 +82,7 @@ type Comm struct {
 
 func newComm(conn driver.Conn, dom *domain, world []int, l *Launch, lk *link) *Comm {
 	c := &Comm{conn: conn, dom: dom, launch: l, link: lk, backend: conn.Name(), rank: conn.Rank(), size: conn.Size(),
-		world: world, maxTag: math.MaxInt32, maxCount: math.MaxInt}
+		world: world, maxTag: math.MaxInt32, maxCount: math.MaxInt, device: -1}
 	c.me = c.WorldRank(c.rank)
 	c.idle = sync.NewCond(&c.mu)
 	if lim, ok := conn.(driver.Limiter); ok {
@@ -121,13 +125,14 @@ func (c *Comm) WorldRank(r int) int {
 type domain struct {
 	world   driver.Conn
 	timeout time.Duration
+	logger  *slog.Logger
 	failed  atomic.Pointer[failed]
 }
 
 type failed struct{ err error }
 
-func newDomain(world driver.Conn, timeout time.Duration) *domain {
-	return &domain{world: world, timeout: timeout}
+func newDomain(world driver.Conn, timeout time.Duration, logger *slog.Logger) *domain {
+	return &domain{world: world, timeout: timeout, logger: logger}
 }
 
 func (d *domain) failure() error {
@@ -163,6 +168,7 @@ func (c *Comm) opError(k driver.Kind, err error) *OpError {
 func (c *Comm) abort(f *driver.Failure) {
 	c.dom.fail(f)
 	c.conn.Abort(f)
+	c.abortDevice(f)
 }
 
 // abortCtx fails the communicator because a caller's context ended.
@@ -272,7 +278,12 @@ func (c *Comm) execute(ctx context.Context, r *Request) {
 		r.finish(c.opError(r.call.Kind, err))
 		return
 	}
-	err := c.conn.Run(ctx, &r.call)
+	var err error
+	if r.call.OnDevice {
+		err = c.runDevice(ctx, &r.call)
+	} else {
+		err = c.conn.Run(ctx, &r.call)
+	}
 	if err == nil && r.after != nil {
 		err = r.after(ctx)
 	}
@@ -350,7 +361,7 @@ func (c *Comm) allReduce(a *driver.Call, send, recv Buffer, op Op) error {
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Count: send.Len()}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // AllReduce combines send from every rank with op and leaves the result in
@@ -377,7 +388,7 @@ func (c *Comm) broadcast(a *driver.Call, buf Buffer, root int) error {
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: buf.dt, Send: buf.b, Recv: buf.b, Root: root, Count: buf.Len()}
-	return nil
+	return c.place(k, a, buf, buf)
 }
 
 // Broadcast copies buf of rank root into buf of every rank.
@@ -406,7 +417,7 @@ func (c *Comm) reduce(a *driver.Call, send, recv Buffer, op Op, root int) error 
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Root: root, Count: send.Len()}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // Reduce combines send from every rank with op into recv of rank root.
@@ -426,7 +437,7 @@ func (c *Comm) allGather(a *driver.Call, send, recv Buffer) error {
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Count: send.Len()}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // AllGather concatenates send of every rank, in rank order, into recv:
@@ -454,7 +465,7 @@ func (c *Comm) allGatherV(a *driver.Call, send, recv Buffer, counts []int) error
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Count: total, Counts: append([]int(nil), counts...)}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // AllGatherV is AllGather with counts[i] elements from rank i, packed in
@@ -480,7 +491,7 @@ func (c *Comm) reduceScatter(a *driver.Call, send, recv Buffer, op Op) error {
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Count: recv.Len()}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // ReduceScatter combines send from every rank with op and leaves block
@@ -503,7 +514,7 @@ func (c *Comm) allToAll(a *driver.Call, send, recv Buffer) error {
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Count: send.Len() / c.size}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // AllToAll sends block j of send to rank j, and receives rank j's block
@@ -538,7 +549,7 @@ func (c *Comm) allToAllV(a *driver.Call, send Buffer, sc []int, recv Buffer, rc 
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b,
 		Counts: append([]int(nil), sc...), RecvCounts: append([]int(nil), rc...)}
-	return nil
+	return c.place(k, a, send, recv)
 }
 
 // AllToAllV is AllToAll with sendCounts[j] elements to rank j and
@@ -603,6 +614,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	r := c.newRequest(false)
 	r.call = driver.Call{Kind: driver.Split, DType: Int64, Send: Buf(mine).b, Recv: Buf(all).b, Count: 2}
 	var sub driver.Conn
+	var subDev *devState
 	var members []int
 	r.after = func(ctx context.Context) error {
 		if color != Undefined {
@@ -620,7 +632,10 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 			}
 		}
 		var err error
-		sub, err = c.conn.Split(ctx, color, members)
+		if sub, err = c.conn.Split(ctx, color, members); err != nil {
+			return err
+		}
+		subDev, err = c.splitDevice(ctx, color, members)
 		return err
 	}
 	if err := c.issue(ctx, r, true).Wait(ctx); err != nil {
@@ -633,7 +648,11 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	for i, m := range members {
 		world[i] = c.WorldRank(m)
 	}
-	return newComm(sub, c.dom, world, c.launch, c.link), nil
+	nc := newComm(sub, c.dom, world, c.launch, c.link)
+	if subDev != nil {
+		nc.devs, nc.device = subDev, subDev.dev
+	}
+	return nc, nil
 }
 
 // Abort fails every pending and later operation on this communicator and
@@ -689,5 +708,5 @@ func (c *Comm) Close() error {
 		stop.Stop()
 	}
 	c.mu.Unlock()
-	return c.conn.Close()
+	return errors.Join(c.closeDevice(), c.conn.Close())
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/internal/half"
 )
 
@@ -96,12 +97,16 @@ func DTypeOf[T Element]() DType {
 	}
 }
 
-// Buffer is a typed view of memory handed to a collective: the bytes and
-// their element type. It does not copy: the operation reads and writes the
-// slice it was made from. The zero Buffer is empty.
+// Buffer is a typed view of memory handed to a collective: host memory
+// (a Go slice, Buf and Raw) or device memory (DeviceBuf), and its element
+// type. It does not copy: the operation reads and writes the memory it was
+// made from. The zero Buffer is empty.
 type Buffer struct {
-	b  []byte
-	dt DType
+	b   []byte
+	dt  DType
+	mem *cuda.Mem // device memory; b is nil
+	off int       // device memory: the first byte in mem
+	n   int       // device memory: bytes
 }
 
 // Buf makes a Buffer over s.
@@ -117,24 +122,57 @@ func Buf[T Element](s []T) Buffer {
 // (little-endian) layout. len(b) must be a multiple of dt.Size().
 func Raw(b []byte, dt DType) Buffer { return Buffer{b: b, dt: dt} }
 
+// DeviceBuf makes a Buffer over the device memory m, which holds elements
+// of type dt (m.Len() a multiple of dt.Size()). Calls on device buffers
+// follow the rules of host memory, plus two: the buffers of one call are
+// all on the device or all on the host, and a communicator's calls use one
+// device, the one of its first call on device memory. The memory must hold
+// the call's input when the call is issued (the work that writes it has
+// completed: synchronize its stream or wait for an event first, as
+// CUDA-aware MPI requires), and holds the result, visible to every stream,
+// once the call or its Request completes. See Comm for how the bytes move.
+func DeviceBuf(m *cuda.Mem, dt DType) Buffer { return Buffer{mem: m, n: m.Len(), dt: dt} }
+
 // Len is the number of elements.
 func (b Buffer) Len() int {
 	if s := b.dt.Size(); s > 0 {
-		return len(b.b) / s
+		return b.bytes() / s
 	}
 	return 0
+}
+
+func (b Buffer) bytes() int {
+	if b.mem != nil {
+		return b.n
+	}
+	return len(b.b)
 }
 
 // DType is the element type.
 func (b Buffer) DType() DType { return b.dt }
 
-// Bytes returns the underlying bytes.
+// Bytes returns the underlying host bytes; nil for device memory.
 func (b Buffer) Bytes() []byte { return b.b }
+
+// Device returns the device memory of a Buffer made by DeviceBuf and the
+// byte offset at which the Buffer starts in it; nil for host memory.
+func (b Buffer) Device() (m *cuda.Mem, off int) { return b.mem, b.off }
 
 // Slice returns the elements [from, to) as a Buffer.
 func (b Buffer) Slice(from, to int) Buffer {
 	s := b.dt.Size()
+	if b.mem != nil {
+		if from < 0 || to < from || to*s > b.n {
+			panic(fmt.Sprintf("collective: Slice(%d, %d) of %v", from, to, b))
+		}
+		return Buffer{mem: b.mem, off: b.off + from*s, n: (to - from) * s, dt: b.dt}
+	}
 	return Buffer{b: b.b[from*s : to*s], dt: b.dt}
 }
 
-func (b Buffer) String() string { return fmt.Sprintf("%d x %v", b.Len(), b.dt) }
+func (b Buffer) String() string {
+	if b.mem != nil {
+		return fmt.Sprintf("%d x %v on device %d", b.Len(), b.dt, b.mem.Device())
+	}
+	return fmt.Sprintf("%d x %v", b.Len(), b.dt)
+}

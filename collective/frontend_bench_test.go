@@ -2,6 +2,7 @@ package collective
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 
 	"github.com/weft-hpc/weft/collective/driver"
@@ -27,7 +28,7 @@ func (nopConn) Probe(context.Context, int, int, bool) (driver.Status, bool, erro
 // nothing. It is what every backend's small-message latency pays on top of
 // its own.
 func BenchmarkFrontEnd(b *testing.B) {
-	c := newComm(nopConn{}, newDomain(nopConn{}, 0), nil, &Launch{}, nil)
+	c := newComm(nopConn{}, newDomain(nopConn{}, 0, slog.Default()), nil, &Launch{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	x := []float32{1, 2}

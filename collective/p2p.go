@@ -26,10 +26,12 @@ const (
 type Status = driver.Status
 
 // p2p checks a point-to-point call's arguments and describes it in a; it
-// reports false for a call with ProcNull, which does nothing.
-func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (bool, error) {
+// reports false for a call with ProcNull, which does nothing. A call on
+// device memory is staged through host memory: finish, when not nil, must
+// run once the call has completed well.
+func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok bool, finish func() error, err error) {
 	if !buf.dt.Valid() {
-		return false, c.invalid(k, "buffer has invalid type %d", buf.dt)
+		return false, nil, c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
 	wild := k == driver.Recv
 	switch {
@@ -40,27 +42,31 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (bo
 		if wild {
 			what += ", AnySource"
 		}
-		return false, c.invalid(k, "peer %d is not %s or ProcNull of a communicator of %d", peer, what, c.size)
+		return false, nil, c.invalid(k, "peer %d is not %s or ProcNull of a communicator of %d", peer, what, c.size)
 	}
 	if (tag < 0 || tag > c.maxTag) && !(wild && tag == AnyTag) {
-		return false, c.invalid(k, "tag %d outside [0, %d]", tag, c.maxTag)
+		return false, nil, c.invalid(k, "tag %d outside [0, %d]", tag, c.maxTag)
 	}
 	if err := c.checkCount(k, buf.Len()); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if err := c.usable(k); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	if peer == ProcNull {
-		return false, nil
+		return false, nil, nil
 	}
 	*a = driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag}
+	if buf.mem != nil {
+		finish, err := c.stageP2P(k, a, buf)
+		return err == nil, finish, err
+	}
 	if k == driver.Send {
 		a.Send = buf.b
 	} else {
 		a.Recv = buf.b
 	}
-	return true, nil
+	return true, nil, nil
 }
 
 // nullStatus is a receive from ProcNull.
@@ -74,7 +80,7 @@ var nullStatus = Status{Source: ProcNull, Tag: AnyTag}
 // ProcNull.
 func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 	a := new(driver.Call)
-	if ok, err := c.p2p(a, driver.Send, buf, dest, tag); !ok {
+	if ok, _, err := c.p2p(a, driver.Send, buf, dest, tag); !ok {
 		return err
 	}
 	return c.result(driver.Send, c.conn.Run(ctx, a))
@@ -88,7 +94,8 @@ func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 // sent. Recv waits as long as ctx allows while the peers are alive.
 func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, error) {
 	a := new(driver.Call)
-	if ok, err := c.p2p(a, driver.Recv, buf, source, tag); !ok {
+	ok, finish, err := c.p2p(a, driver.Recv, buf, source, tag)
+	if !ok {
 		if err == nil {
 			return nullStatus, nil
 		}
@@ -96,6 +103,11 @@ func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, e
 	}
 	if err := c.result(driver.Recv, c.conn.Run(ctx, a)); err != nil {
 		return Status{}, err
+	}
+	if finish != nil {
+		if err := finish(); err != nil {
+			return Status{}, c.result(driver.Recv, c.deviceFailure(driver.Recv, err))
+		}
 	}
 	return a.Status, nil
 }
@@ -112,7 +124,8 @@ func (c *Comm) IRecv(buf Buffer, source, tag int) *Request {
 
 func (c *Comm) start(k driver.Kind, buf Buffer, peer, tag int) *Request {
 	r := &Request{c: c}
-	if ok, err := c.p2p(&r.call, k, buf, peer, tag); !ok {
+	ok, finish, err := c.p2p(&r.call, k, buf, peer, tag)
+	if !ok {
 		r.finish(err)
 		if err == nil {
 			r.call.Kind, r.call.Status = k, nullStatus
@@ -124,7 +137,7 @@ func (c *Comm) start(k driver.Kind, buf Buffer, peer, tag int) *Request {
 		r.finish(c.result(k, err))
 		return r
 	}
-	r.pending = p
+	r.pending, r.finishP2P = p, finish
 	return r
 }
 
@@ -145,6 +158,12 @@ func (c *Comm) Sendrecv(ctx context.Context, send Buffer, dest, sendTag int, rec
 // may be shorter than buf.
 func (c *Comm) SendrecvReplace(ctx context.Context, buf Buffer, dest, sendTag, source, recvTag int) (Status, error) {
 	out := Buffer{b: append([]byte(nil), buf.b...), dt: buf.dt}
+	if buf.mem != nil {
+		out.b = make([]byte, buf.n)
+		if err := buf.mem.CopyTo(out.b, buf.off); err != nil {
+			return Status{}, c.invalid(driver.Send, "copying the message from device memory: %v", err)
+		}
+	}
 	return c.Sendrecv(ctx, out, dest, sendTag, buf, source, recvTag)
 }
 
@@ -165,7 +184,7 @@ func (c *Comm) IProbe(source, tag int) (Status, bool, error) {
 func (c *Comm) probe(ctx context.Context, source, tag int, wait bool) (Status, bool, error) {
 	const k = driver.Probe
 	var a driver.Call
-	if _, err := c.p2p(&a, driver.Recv, Buf([]byte(nil)), source, tag); err != nil {
+	if _, _, err := c.p2p(&a, driver.Recv, Buf([]byte(nil)), source, tag); err != nil {
 		return Status{}, false, err
 	}
 	if source == ProcNull {

@@ -24,9 +24,10 @@ var (
 	paramLog        = newParam("WEFT_LOG", "warn", parseString)                          // log level: error, warn, info, debug
 	paramBackend    = newParam("WEFT_BACKEND", "auto", parseString)                      // which backend Open uses: auto, tcp, mpi, local
 	paramCongestion = newParam("WEFT_TCP_CONGESTION", "reno", parseString)               // TCP congestion control; "system" keeps the system's
-	paramShm        = newParam("WEFT_SHM", "auto", parseShm)                             // shared memory between ranks on one host: auto or off
+	paramShm        = newParam("WEFT_SHM", "auto", parseAutoOff)                         // shared memory between ranks on one host: auto or off
 	paramShmRing    = newParam("WEFT_SHM_RING", int64(shm.DefaultRing), units.ParseSize) // bytes of each direction's ring
 	paramSpin       = newParam("WEFT_SPIN", "auto", parseString)                         // how long a waiting operation polls its socket before sleeping
+	paramNCCL       = newParam("WEFT_NCCL", "auto", parseAutoOff)                        // collectives on device memory through NCCL when every rank has a GPU: auto or off (staged)
 )
 
 type param[T any] struct {
@@ -61,7 +62,7 @@ func (p *param[T]) get() (T, error) {
 
 func parseString(s string) (string, error) { return s, nil }
 
-func parseShm(s string) (string, error) {
+func parseAutoOff(s string) (string, error) {
 	if s != "auto" && s != "off" {
 		return "", fmt.Errorf("want auto or off")
 	}

@@ -12,15 +12,16 @@ import (
 // Request is a non-blocking operation in flight, returned by the I-forms.
 // A Request is used by one goroutine at a time.
 type Request struct {
-	c       *Comm
-	call    driver.Call
-	pending driver.Pending              // Send and Recv: the backend's posted call
-	after   func(context.Context) error // run after call, in order (Split)
-	done    chan struct{}               // closed by finish; nil for a call finished on the caller's goroutine
-	fin     bool                        // a pending call's result is in err
-	err     error
-	until   time.Time // the emulated link carries the bytes until then
-	pooled  bool      // a blocking call's request: recycled by wait
+	c         *Comm
+	call      driver.Call
+	pending   driver.Pending              // Send and Recv: the backend's posted call
+	finishP2P func() error                // a staged receive on device memory: the copy back
+	after     func(context.Context) error // run after call, in order (Split)
+	done      chan struct{}               // closed by finish; nil for a call finished on the caller's goroutine
+	fin       bool                        // a pending call's result is in err
+	err       error
+	until     time.Time // the emulated link carries the bytes until then
+	pooled    bool      // a blocking call's request: recycled by wait
 }
 
 func (r *Request) finish(err error) {
@@ -37,6 +38,7 @@ func (r *Request) Wait(ctx context.Context) error {
 	if r.pending != nil {
 		if !r.fin {
 			r.err, r.fin = r.c.result(r.call.Kind, r.pending.Wait(ctx)), true
+			r.copyBack()
 		}
 		return r.err
 	}
@@ -76,6 +78,7 @@ func (r *Request) Test() (bool, error) {
 				return false, nil
 			}
 			r.err, r.fin = r.c.result(r.call.Kind, err), true
+			r.copyBack()
 		}
 		return true, r.err
 	}
@@ -90,6 +93,15 @@ func (r *Request) Test() (bool, error) {
 		return false, nil
 	}
 	return true, r.err
+}
+
+// copyBack completes a staged receive on device memory.
+func (r *Request) copyBack() {
+	if r.err == nil && r.finishP2P != nil {
+		if err := r.finishP2P(); err != nil {
+			r.err = r.c.result(r.call.Kind, r.c.deviceFailure(r.call.Kind, err))
+		}
+	}
 }
 
 // Status reports the message a completed receive got (its source, tag and

@@ -31,6 +31,9 @@ func (c *Comm) gather(a *driver.Call, k driver.Kind, send, recv Buffer, counts [
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Send: send.b, Recv: recv.b, Root: root, Count: send.Len()}
+	if err := c.place(k, a, send, recv); err != nil {
+		return err
+	}
 	if k == driver.GatherV {
 		a.Count, a.Counts = total, append([]int(nil), counts...)
 	}
@@ -90,6 +93,9 @@ func (c *Comm) scatter(a *driver.Call, k driver.Kind, send Buffer, counts []int,
 		return err
 	}
 	*a = driver.Call{Kind: k, DType: recv.dt, Send: send.b, Recv: recv.b, Root: root, Count: recv.Len()}
+	if err := c.place(k, a, send, recv); err != nil {
+		return err
+	}
 	if k == driver.ScatterV {
 		a.Count, a.Counts = total, append([]int(nil), counts...)
 	}
@@ -130,6 +136,9 @@ func (c *Comm) scan(a *driver.Call, k driver.Kind, send, recv Buffer, op Op) err
 		return c.invalid(k, "avg is not a prefix reduction (use sum and divide by the rank's position)")
 	}
 	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Count: send.Len()}
+	if err := c.place(k, a, send, recv); err != nil {
+		return err
+	}
 	return nil
 }
 

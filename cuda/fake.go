@@ -231,13 +231,12 @@ func (f *fake) drain(st *fakeStream) {
 	f.mu.Unlock()
 }
 
-// idle waits until the streams of dev (every device if dev < 0) have no
-// work. f.mu is held.
+// idleLocked waits until the streams of dev have no work. f.mu is held.
 func (f *fake) idleLocked(dev int) {
 	for {
 		busy := false
 		for _, st := range f.streams {
-			busy = busy || (st.running && (dev < 0 || st.dev == dev))
+			busy = busy || (st.running && st.dev == dev)
 		}
 		if !busy {
 			return
@@ -322,7 +321,7 @@ func (f *fake) table() map[string]any {
 		},
 		"cudaFree": func(p uintptr) CUDAError {
 			return locked(func() CUDAError {
-				f.idleLocked(-1) // cudaFree synchronizes the device
+				f.idleLocked(f.dev()) // cudaFree synchronizes the device
 				for i, a := range f.allocs {
 					if a.base == p {
 						f.allocs = append(f.allocs[:i], f.allocs[i+1:]...)
@@ -345,7 +344,7 @@ func (f *fake) table() map[string]any {
 				if _, ok := f.host[p]; !ok {
 					return 1
 				}
-				f.idleLocked(-1)
+				f.idleLocked(f.dev())
 				delete(f.host, p)
 				return 0
 			})

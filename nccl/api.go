@@ -147,3 +147,11 @@ func Version() (int, error) {
 	}
 	return int(v), nil
 }
+
+// Available reports whether NCCL can be used here: nil when it loads (the
+// fake NCCL when the device layer is the fake), else the error that says
+// what to install.
+func Available() error {
+	_, err := std.load()
+	return err
+}

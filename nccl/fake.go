@@ -39,11 +39,12 @@ type fakeNCCL struct {
 }
 
 type fworld struct {
-	size   int
-	joined int
-	ops    map[uint64]*fop
-	mail   map[[2]int][][]byte // (src, dst) -> messages in order
-	splits map[uint64]*fsplit
+	size    int
+	aborted bool // a rank aborted: every rank's operations end (NCCL: a remote error)
+	joined  int
+	ops     map[uint64]*fop
+	mail    map[[2]int][][]byte // (src, dst) -> messages in order
+	splits  map[uint64]*fsplit
 }
 
 type fcomm struct {
@@ -166,10 +167,11 @@ func (f *fakeNCCL) collective(kind string, h, s uintptr, a fargs, out func(all [
 			op.args[c.rank] = a
 			op.arrived++
 			f.cond.Broadcast()
-			for op.arrived < w.size && !c.aborted {
+			for op.arrived < w.size && !w.aborted {
 				f.cond.Wait()
 			}
-			if c.aborted {
+			if w.aborted {
+				c.err = RemoteError
 				f.mu.Unlock()
 				return
 			}
@@ -185,14 +187,14 @@ func (f *fakeNCCL) collective(kind string, h, s uintptr, a fargs, out func(all [
 			}
 			op.read++
 			f.cond.Broadcast()
-			for op.read < w.size && !c.aborted {
+			for op.read < w.size && !w.aborted {
 				f.cond.Wait()
 			}
 			if op.read == w.size && c.rank == 0 {
 				delete(w.ops, seq)
 			}
 			f.mu.Unlock()
-			if res != nil && !c.aborted {
+			if res != nil && !w.aborted {
 				if dst, err := cuda.FakeBytes(cuda.DevicePtr(a.recv), len(res)); err == nil {
 					copy(dst, res)
 				}
@@ -274,10 +276,10 @@ func (f *fakeNCCL) table() map[string]any {
 			sp.color[c.rank], sp.key[c.rank] = color, key
 			sp.arrived++
 			f.cond.Broadcast()
-			for sp.arrived < w.size && !c.aborted {
+			for sp.arrived < w.size && !w.aborted {
 				f.cond.Wait() // ncclCommSplit blocks until every rank calls it
 			}
-			if c.aborted {
+			if w.aborted {
 				return InvalidUsage
 			}
 			if sp.news == nil {
@@ -348,7 +350,7 @@ func (f *fakeNCCL) table() map[string]any {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if c, ok := f.comms[h]; ok {
-				c.aborted = true
+				c.aborted, c.w.aborted = true, true
 				f.cond.Broadcast()
 			}
 			return Success
@@ -444,10 +446,11 @@ func (f *fakeNCCL) table() map[string]any {
 				key := [2]int{int(peer), c.rank}
 				if cuda.FakeEnqueue(s, func() {
 					f.mu.Lock()
-					for len(c.w.mail[key]) == 0 && !c.aborted {
+					for len(c.w.mail[key]) == 0 && !c.w.aborted {
 						f.cond.Wait()
 					}
-					if c.aborted {
+					if c.w.aborted {
+						c.err = RemoteError
 						f.mu.Unlock()
 						return
 					}

@@ -133,4 +133,3 @@ func TestGPUSeveralCommunicatorsOneDevice(t *testing.T) {
 		}
 	}
 }
-

@@ -35,11 +35,11 @@ func gatherCase(dt collective.DType, per, root int, v bool) func(context.Context
 		}
 		var err error
 		if v {
-			err = c.GatherV(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), counts, root)
+			err = c.GatherV(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), counts, root)
 		} else {
-			err = c.Gather(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), root)
+			err = c.Gather(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), root)
 		}
-		if err != nil || c.Rank() != root {
+		if err := done(ctx, err); err != nil || c.Rank() != root {
 			return err
 		}
 		return compare(dt, recv, want)
@@ -65,11 +65,11 @@ func scatterCase(dt collective.DType, per, root int, v bool) func(context.Contex
 		recv := make([]byte, counts[me]*dt.Size())
 		var err error
 		if v {
-			err = c.ScatterV(ctx, collective.Raw(send, dt), counts, collective.Raw(recv, dt), root)
+			err = c.ScatterV(ctx, raw(ctx, send, dt), counts, raw(ctx, recv, dt), root)
 		} else {
-			err = c.Scatter(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), root)
+			err = c.Scatter(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), root)
 		}
-		if err != nil {
+		if err := done(ctx, err); err != nil {
 			return err
 		}
 		return compare(dt, recv, input(dt, collective.Sum, me+70, 0, counts[me]))
@@ -96,9 +96,9 @@ func gatherInPlaceCase(ctx context.Context, c *collective.Comm) error {
 	}
 	var recv collective.Buffer
 	if me == root {
-		recv = collective.Buf(all)
+		recv = buf(ctx, all)
 	}
-	if err := c.Gather(ctx, collective.Buf(send), recv, root); err != nil {
+	if err := done(ctx, c.Gather(ctx, buf(ctx, send), recv, root)); err != nil {
 		return err
 	}
 	if me == root {
@@ -109,11 +109,11 @@ func gatherInPlaceCase(ctx context.Context, c *collective.Comm) error {
 		}
 	}
 	out := make([]int32, k)
-	sbuf, rbuf := collective.Buffer{}, collective.Buf(out)
+	sbuf, rbuf := collective.Buffer{}, buf(ctx, out)
 	if me == root {
-		sbuf, rbuf = collective.Buf(all), collective.Buf(all[me*k:(me+1)*k])
+		sbuf, rbuf = buf(ctx, all), buf(ctx, all[me*k:(me+1)*k])
 	}
-	if err := c.Scatter(ctx, sbuf, rbuf, root); err != nil {
+	if err := done(ctx, c.Scatter(ctx, sbuf, rbuf, root)); err != nil {
 		return err
 	}
 	if me != root && !slices.Equal(out, block(me)) {
@@ -130,11 +130,11 @@ func scanCase(dt collective.DType, op collective.Op, cnt int, ex bool) func(cont
 		recv := append([]byte(nil), marker...)
 		var err error
 		if ex {
-			err = c.Exscan(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), op)
+			err = c.Exscan(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), op)
 		} else {
-			err = c.Scan(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), op)
+			err = c.Scan(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), op)
 		}
-		if err != nil {
+		if err := done(ctx, err); err != nil {
 			return err
 		}
 		last := me
@@ -226,13 +226,13 @@ func shortMessageCase(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	right, left := (me+1)%n, (me+n-1)%n
 	k := 3 + me
-	r := c.ISend(collective.Raw(input(collective.Float64, collective.Sum, me, 0, k), collective.Float64), right, 9)
+	r := c.ISend(raw(ctx, input(collective.Float64, collective.Sum, me, 0, k), collective.Float64), right, 9)
 	buf := make([]byte, 8*(k+20))
-	st, err := c.Recv(ctx, collective.Raw(buf, collective.Float64), left, 9)
+	st, err := c.Recv(ctx, raw(ctx, buf, collective.Float64), left, 9)
 	if err != nil {
 		return err
 	}
-	if err := r.Wait(ctx); err != nil {
+	if err := done(ctx, r.Wait(ctx)); err != nil {
 		return err
 	}
 	lk := 3 + left
@@ -248,13 +248,13 @@ func selfCase(cnt int) func(context.Context, *collective.Comm) error {
 		me := c.Rank()
 		for _, k := range []int{1, cnt} {
 			msg := input(collective.Float32, collective.Sum, me, 3, k)
-			r := c.ISend(collective.Raw(msg, collective.Float32), me, 4)
+			r := c.ISend(raw(ctx, msg, collective.Float32), me, 4)
 			got := make([]byte, len(msg))
-			st, err := c.Recv(ctx, collective.Raw(got, collective.Float32), me, 4)
+			st, err := c.Recv(ctx, raw(ctx, got, collective.Float32), me, 4)
 			if err != nil {
 				return err
 			}
-			if err := r.Wait(ctx); err != nil {
+			if err := done(ctx, r.Wait(ctx)); err != nil {
 				return err
 			}
 			if st.Source != me {
@@ -294,19 +294,22 @@ func sendrecvCase(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	right, left := (me+1)%n, (me+n-1)%n
 	out, in := []int64{int64(me), 5}, make([]int64, 2)
-	st, err := c.Sendrecv(ctx, collective.Buf(out), right, 3, collective.Buf(in), left, 3)
-	if err != nil {
+	st, err := c.Sendrecv(ctx, buf(ctx, out), right, 3, buf(ctx, in), left, 3)
+	if err := done(ctx, err); err != nil {
 		return err
 	}
 	if in[0] != int64(left) || st.Source != left {
 		return wrong("sendrecv got %v from %+v, want rank %d's", in, st, left)
 	}
-	buf := []int64{int64(me) * 10}
-	if _, err := c.SendrecvReplace(ctx, collective.Buf(buf), left, 4, right, 4); err != nil {
+	rb := []int64{int64(me) * 10}
+	if _, err := c.SendrecvReplace(ctx, buf(ctx, rb), left, 4, right, 4); err != nil {
 		return err
 	}
-	if buf[0] != int64(right)*10 {
-		return wrong("sendrecv replace got %d, want %d", buf[0], right*10)
+	if err := done(ctx, nil); err != nil {
+		return err
+	}
+	if rb[0] != int64(right)*10 {
+		return wrong("sendrecv replace got %d, want %d", rb[0], right*10)
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ type Options struct {
 	Short bool
 	// Timeout bounds each case (0: one minute).
 	Timeout time.Duration
+	// Device, when not nil, names the CUDA device of each communicator's
+	// rank: the collectives, and the point-to-point cases that check
+	// results, then run on device buffers (collective.DeviceBuf) of that
+	// device, filled from and read back to the host.
+	Device func(c *collective.Comm) int
 }
 
 // Case is one check. Run is called on every rank, in the same order.
@@ -165,7 +170,15 @@ func RunRank(ctx context.Context, c *collective.Comm, o Options) []error {
 	var errs []error
 	for _, cs := range Cases(c.Size(), o) {
 		cctx, cancel := context.WithTimeout(ctx, timeout)
+		var a *arena
+		if o.Device != nil {
+			a = &arena{dev: o.Device(c)}
+			cctx = context.WithValue(cctx, arenaKey{}, a)
+		}
 		err := cs.Run(cctx, c)
+		if a != nil {
+			a.free()
+		}
 		cancel()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", cs.Name, err))
@@ -342,7 +355,7 @@ func allReduceCase(dt collective.DType, op collective.Op, cnt int, inPlace bool)
 		if !inPlace {
 			recv = make([]byte, len(send))
 		}
-		if err := c.AllReduce(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), op); err != nil {
+		if err := done(ctx, c.AllReduce(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), op)); err != nil {
 			return err
 		}
 		if !inPlace {
@@ -359,7 +372,7 @@ func reduceScatterCase(dt collective.DType, op collective.Op, per int) func(cont
 		n := c.Size()
 		send := input(dt, op, c.Rank(), 0, per*n)
 		recv := make([]byte, per*dt.Size())
-		if err := c.ReduceScatter(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), op); err != nil {
+		if err := done(ctx, c.ReduceScatter(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), op)); err != nil {
 			return err
 		}
 		return compare(dt, recv, reference(dt, op, n, c.Rank()*per, per))
@@ -373,9 +386,9 @@ func reduceCase(dt collective.DType, op collective.Op, cnt, root int) func(conte
 		var out []byte
 		if c.Rank() == root {
 			out = make([]byte, len(send))
-			recv = collective.Raw(out, dt)
+			recv = raw(ctx, out, dt)
 		}
-		if err := c.Reduce(ctx, collective.Raw(send, dt), recv, op, root); err != nil {
+		if err := done(ctx, c.Reduce(ctx, raw(ctx, send, dt), recv, op, root)); err != nil {
 			return err
 		}
 		if c.Rank() != root {
@@ -391,7 +404,7 @@ func broadcastCase(dt collective.DType, cnt, root int) func(context.Context, *co
 		if c.Rank() == root {
 			buf = input(dt, collective.Sum, root, 0, cnt)
 		}
-		if err := c.Broadcast(ctx, collective.Raw(buf, dt), root); err != nil {
+		if err := done(ctx, c.Broadcast(ctx, raw(ctx, buf, dt), root)); err != nil {
 			return err
 		}
 		return compare(dt, buf, input(dt, collective.Sum, root, 0, cnt))
@@ -422,11 +435,11 @@ func allGatherCase(dt collective.DType, per int, v bool) func(context.Context, *
 		recv := make([]byte, len(want))
 		var err error
 		if v {
-			err = c.AllGatherV(ctx, collective.Raw(send, dt), collective.Raw(recv, dt), counts)
+			err = c.AllGatherV(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), counts)
 		} else {
-			err = c.AllGather(ctx, collective.Raw(send, dt), collective.Raw(recv, dt))
+			err = c.AllGather(ctx, raw(ctx, send, dt), raw(ctx, recv, dt))
 		}
-		if err != nil {
+		if err := done(ctx, err); err != nil {
 			return err
 		}
 		return compare(dt, recv, want)
@@ -458,11 +471,11 @@ func allToAllCase(dt collective.DType, per int, v bool) func(context.Context, *c
 		recv := make([]byte, len(want))
 		var err error
 		if v {
-			err = c.AllToAllV(ctx, collective.Raw(send, dt), sc, collective.Raw(recv, dt), rc)
+			err = c.AllToAllV(ctx, raw(ctx, send, dt), sc, raw(ctx, recv, dt), rc)
 		} else {
-			err = c.AllToAll(ctx, collective.Raw(send, dt), collective.Raw(recv, dt))
+			err = c.AllToAll(ctx, raw(ctx, send, dt), raw(ctx, recv, dt))
 		}
-		if err != nil {
+		if err := done(ctx, err); err != nil {
 			return err
 		}
 		return compare(dt, recv, want)
@@ -479,15 +492,15 @@ func randomBitsCase(dt collective.DType, cnt int) func(context.Context, *collect
 			s = s*6364136223846793005 + 1442695040888963407
 			vals[i] = float64(int64(s>>11))/float64(1<<52) - 1
 		}
-		buf := encode(dt, vals)
-		if err := c.AllReduce(ctx, collective.Raw(buf, dt), collective.Raw(buf, dt), collective.Sum); err != nil {
+		x := encode(dt, vals)
+		if err := done(ctx, c.AllReduce(ctx, raw(ctx, x, dt), raw(ctx, x, dt), collective.Sum)); err != nil {
 			return err
 		}
 		h := fnv.New64a()
-		h.Write(buf)
+		h.Write(x)
 		mine := []int64{int64(h.Sum64())}
 		all := make([]int64, c.Size())
-		if err := c.AllGather(ctx, collective.Buf(mine), collective.Buf(all)); err != nil {
+		if err := done(ctx, c.AllGather(ctx, buf(ctx, mine), buf(ctx, all))); err != nil {
 			return err
 		}
 		for r, x := range all {
@@ -511,25 +524,28 @@ func sendRecvCase(cnt int) func(context.Context, *collective.Comm) error {
 		a, b := input(collective.Float32, collective.Sum, me, 0, cnt), input(collective.Float32, collective.Sum, me, 5, cnt)
 		other := []int64{int64(me)}
 		reqs := []*collective.Request{
-			c.ISend(collective.Raw(a, collective.Float32), right, 1),
-			c.ISend(collective.Raw(b, collective.Float32), right, 1),
-			c.ISend(collective.Buf(other), right, 2),
+			c.ISend(raw(ctx, a, collective.Float32), right, 1),
+			c.ISend(raw(ctx, b, collective.Float32), right, 1),
+			c.ISend(buf(ctx, other), right, 2),
 		}
 		got2 := make([]int64, 1)
-		if _, err := c.Recv(ctx, collective.Buf(got2), left, 2); err != nil {
+		if _, err := c.Recv(ctx, buf(ctx, got2), left, 2); err != nil {
 			return err
 		}
 		ga, gb := make([]byte, len(a)), make([]byte, len(b))
-		if _, err := c.Recv(ctx, collective.Raw(ga, collective.Float32), left, 1); err != nil {
+		if _, err := c.Recv(ctx, raw(ctx, ga, collective.Float32), left, 1); err != nil {
 			return err
 		}
-		if _, err := c.Recv(ctx, collective.Raw(gb, collective.Float32), left, 1); err != nil {
+		if _, err := c.Recv(ctx, raw(ctx, gb, collective.Float32), left, 1); err != nil {
 			return err
 		}
 		for _, r := range reqs {
 			if err := r.Wait(ctx); err != nil {
 				return err
 			}
+		}
+		if err := done(ctx, nil); err != nil {
+			return err
 		}
 		if got2[0] != int64(left) {
 			return wrong("tag 2 carried %d, want %d", got2[0], left)
@@ -557,9 +573,9 @@ func nonBlockingCase(cnt int) func(context.Context, *collective.Comm) error {
 			bc = input(dt, collective.Sum, 77, 0, 257)
 		}
 		reqs := []*collective.Request{
-			c.IAllReduce(collective.Raw(x, dt), collective.Raw(x, dt), collective.Sum),
-			c.IAllReduce(collective.Raw(y, dt), collective.Raw(y, dt), collective.Max),
-			c.IBroadcast(collective.Raw(bc, dt), n-1),
+			c.IAllReduce(raw(ctx, x, dt), raw(ctx, x, dt), collective.Sum),
+			c.IAllReduce(raw(ctx, y, dt), raw(ctx, y, dt), collective.Max),
+			c.IBroadcast(raw(ctx, bc, dt), n-1),
 			c.IBarrier(),
 		}
 		for {
@@ -584,6 +600,9 @@ func nonBlockingCase(cnt int) func(context.Context, *collective.Comm) error {
 			if err := r.Wait(ctx); err != nil {
 				return err
 			}
+		}
+		if err := done(ctx, nil); err != nil {
+			return err
 		}
 		if err := compare(dt, x, reference(dt, collective.Sum, n, 0, cnt)); err != nil {
 			return wrong("iallreduce sum: %v", err)
@@ -634,7 +653,7 @@ func splitCase(ctx context.Context, c *collective.Comm) error {
 		return wrong("rank %d got sub-rank %d", me, sub.Rank())
 	}
 	x := []int64{int64(me), 1}
-	if err := sub.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum); err != nil {
+	if err := done(ctx, sub.AllReduce(ctx, buf(ctx, x), buf(ctx, x), collective.Sum)); err != nil {
 		return err
 	}
 	want := int64(0)
