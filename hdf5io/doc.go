@@ -41,12 +41,21 @@
 // the rules are in Summary.Broken and fail when read; objects under /split
 // and /partition that are not splits or partitions are ignored
 // (Summary.Ignored). WritePartition adds or
-// replaces a partition in an existing file through Update, which writes
-// into a copy of the file and renames it over the original, so the file
-// is never left half-written (a full disk, a kill, a power loss). Writers validate before
+// replaces a partition in an existing file (AddPartitions only adds)
+// through Update, which writes into a copy of the file and renames it
+// over the original, so the file is never left half-written (a full disk,
+// a kill, a power loss), and holds the file's writers' lock meanwhile, so
+// two writers take turns and neither's change is lost. Writers validate before
 // writing; readers check shapes against num_nodes and the file's size
 // before they allocate, and values as they read them, so a damaged file
 // gives an error wrapping ErrFormat, never a panic.
+//
+// Labels have one rule, ClassCount: each is Unlabelled (-1) or a class in
+// [0, C), where C is /node/label's num_classes attribute when the file
+// has one, else 1 + the largest label, and never above MaxClasses.
+// Reader.Labels (and so ReadGraph) refuses a label that breaks it,
+// Reader.Classes counts C, and the trainers and encoders take C from
+// ClassCount.
 //
 // WriteGraph writes to the path it is given. To publish a file atomically,
 // write it under a temporary name in the same directory and os.Rename it
@@ -66,7 +75,8 @@
 //	hdf5io: read /graph/indices rows 10..20 of g.h5: <HDF5's messages>
 //
 // Errors wrap the sentinels ErrNotFound, ErrType, ErrRange, ErrInvalid,
-// ErrFormat, ErrClosed, ErrReadOnly and ErrNotBuilt for errors.Is.
+// ErrFormat, ErrClosed, ErrReadOnly, ErrExist and ErrNotBuilt for
+// errors.Is.
 //
 // # Concurrency
 //

@@ -521,6 +521,19 @@ func WritePartition(path, name string, p Partition) error {
 // WritePartitions adds or replaces several partitions in one Update: all
 // of them are in the file afterwards, or none.
 func WritePartitions(path string, parts map[string]Partition) error {
+	return writePartitions(path, parts, true)
+}
+
+// AddPartitions is WritePartitions without replacing: when the file has
+// an object of one of the names under /partition (a partition, a broken
+// one, or anything else), nothing is written and the error wraps
+// ErrExist. The file is checked under Update's lock, so a partition
+// that another writer added since the caller looked is not lost.
+func AddPartitions(path string, parts map[string]Partition) error {
+	return writePartitions(path, parts, false)
+}
+
+func writePartitions(path string, parts map[string]Partition, replace bool) error {
 	sum, err := Stat(path)
 	if err != nil {
 		return err
@@ -531,12 +544,22 @@ func WritePartitions(path string, parts map[string]Partition) error {
 		}
 	}
 	return Update(path, func(f *File) error {
+		// The file may have changed since Stat: check it again under
+		// the lock.
+		if v, err := f.Attr("/", AttrNumNodes); err != nil {
+			return err
+		} else if v != sum.NumNodes {
+			return &Error{Op: "write partition", File: path, Err: fmt.Errorf("%w: the file was replaced meanwhile: %s = %v, the partitions have %d nodes", ErrInvalid, AttrNumNodes, v, sum.NumNodes)}
+		}
 		w := &writer{f: f}
 		for _, name := range sortedKeys(parts) {
 			grp := GroupPartition + "/" + name
 			ok, err := f.Exists(grp)
 			if err != nil {
 				return err
+			}
+			if ok && !replace {
+				return &Error{Op: "write partition", File: path, Object: grp, Err: fmt.Errorf("%w (written by another process since this one looked; WritePartitions replaces it)", ErrExist)}
 			}
 			if ok {
 				if err := f.Delete(grp); err != nil {
@@ -870,6 +893,12 @@ func (r *Reader) readGroups() error {
 			s.Ignored[grp] = "neither assign nor num_parts: not a partition"
 			continue
 		}
+		if !hasAssign {
+			// Broken, not absent: reading it by name must not say "not
+			// found" (ErrNotFound) about a group that is there.
+			s.Broken[grp] = r.formatErr(grp+"/assign", bad(ErrFormat, "missing dataset (the group has %s, so it is a partition; want assign of num_nodes = %d part numbers)", AttrNumParts, s.NumNodes))
+			continue
+		}
 		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, Int64); err != nil {
 			if err := broken(grp, err); err != nil {
 				return err
@@ -917,6 +946,13 @@ func (r *Reader) readGroups() error {
 // maskCount checks the boolean mask split obj (h5py's bool, one per node)
 // and counts its true entries.
 func (r *Reader) maskCount(obj string) (int64, error) {
+	info, err := r.f.Stat(obj)
+	if err != nil {
+		return 0, err
+	}
+	if info.Rank != 1 || info.Rows != r.sum.NumNodes {
+		return 0, r.formatErr(obj, bad(ErrFormat, "a boolean mask of shape %s; a mask has one entry per node: want [%d] (num_nodes)", info.Shape(), r.sum.NumNodes))
+	}
 	if _, err := r.dataset(obj, true, r.sum.NumNodes, 0, Bool); err != nil {
 		return 0, err
 	}
