@@ -45,7 +45,7 @@ const (
 	// MaxClasses bounds the number of classes: every label is Unlabelled
 	// or in [0, MaxClasses). A model's output layer and each batch's
 	// logits grow with it (hidden x classes weights, batch x classes
-	// values); 2^16 is 370 times the largest common node-classification
+	// values); 2^16 is about 380 times the largest common node-classification
 	// benchmark (ogbn-papers100M: 172 classes) and keeps both at a few
 	// hundred MiB, where a stray huge label would otherwise size a layer
 	// of terabytes (docs/FORMAT.md, "Labels").

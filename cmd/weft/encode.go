@@ -37,8 +37,12 @@ features).
 
 The file is replaced atomically: the encodings are computed first, then
 written into a copy beside it that is renamed over FILE.h5, so a failure or
-an interrupt leaves the original untouched. Existing encodings are refused
-unless --force.`,
+an interrupt (SIGINT, SIGTERM: exit status 130) leaves the original
+untouched. Existing encodings are refused unless --force. While another weft
+partition or encode writes FILE.h5, this one waits for it, then writes into
+the file that one left (docs/FORMAT.md, "Writing and replacing files"). The
+probe's classes follow docs/FORMAT.md, "Labels"; it leaves unlabelled nodes
+(-1) out, and is skipped when there are more classes than nodes to probe.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]

@@ -26,6 +26,11 @@
 //     through the BGL data pipeline.
 //   - gpus lists this host's NVIDIA GPUs through NVML: memory, PCIe bus
 //     ids, NVLink and P2P topology.
+//
+// The exit status is 0 on success, 1 for an error, 2 for a command line
+// that names a command or help topic weft does not have (the message
+// lists what exists) or a bad WEFT_LOG, and 130 when SIGINT or SIGTERM
+// ended the command.
 package main
 
 import (
