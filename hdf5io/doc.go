@@ -26,7 +26,8 @@
 // (/graph/indptr, /graph/indices, num_nodes, directed) and graph.NodeData
 // (/node/feat, /node/label, /node/orig_id, /node/graph_id, /split/<name>
 // with the names of graph.SplitNames) and adds the partitions
-// (/partition/<name>), so the layout has one Go model: a Graph read from a
+// (/partition/<name>) and NumClasses (/node/label's num_classes
+// attribute), so the layout has one Go model: a Graph read from a
 // file is passed to the partitioners and encoders as &g.CSR, and a writer
 // puts a built CSR and its node data together as Graph{CSR: *csr,
 // NodeData: nodes}, with no field copied. Graph.Validate is the layout's
