@@ -98,6 +98,9 @@ func TestBadLabels(t *testing.T) {
 	// (it would learn 65536 classes from a few hundred nodes), the
 	// encodings are written.
 	h5pyEdit(t, small, "f['node/label'][int(f['split/train'][0])] = 65535")
+	if out := mustWeft(t, "info", small); !strings.Contains(out, "classes     65536 (1 + the largest label)") {
+		t.Errorf("weft info does not print the classes:\n%s", out)
+	}
 	mustWeft(t, "encode", "--dim", "2", "--steps", "2", small)
 	if s, err := hdf5io.Stat(small); err != nil || !hasDataset(s, posEncPath) {
 		t.Errorf("encode with 65536 classes wrote no encodings: %v", err)
