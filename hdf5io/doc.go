@@ -26,7 +26,8 @@
 // (/graph/indptr, /graph/indices, num_nodes, directed) and graph.NodeData
 // (/node/feat, /node/label, /node/orig_id, /node/graph_id, /split/<name>
 // with the names of graph.SplitNames) and adds the partitions
-// (/partition/<name>), so the layout has one Go model: a Graph read from a
+// (/partition/<name>) and NumClasses (/node/label's num_classes
+// attribute), so the layout has one Go model: a Graph read from a
 // file is passed to the partitioners and encoders as &g.CSR, and a writer
 // puts a built CSR and its node data together as Graph{CSR: *csr,
 // NodeData: nodes}, with no field copied. Graph.Validate is the layout's
@@ -41,12 +42,21 @@
 // the rules are in Summary.Broken and fail when read; objects under /split
 // and /partition that are not splits or partitions are ignored
 // (Summary.Ignored). WritePartition adds or
-// replaces a partition in an existing file through Update, which writes
-// into a copy of the file and renames it over the original, so the file
-// is never left half-written (a full disk, a kill, a power loss). Writers validate before
+// replaces a partition in an existing file (AddPartitions only adds)
+// through Update, which writes into a copy of the file and renames it
+// over the original, so the file is never left half-written (a full disk,
+// a kill, a power loss), and holds the file's writers' lock meanwhile, so
+// two writers take turns and neither's change is lost. Writers validate before
 // writing; readers check shapes against num_nodes and the file's size
 // before they allocate, and values as they read them, so a damaged file
 // gives an error wrapping ErrFormat, never a panic.
+//
+// Labels have one rule, ClassCount: each is Unlabelled (-1) or a class in
+// [0, C), where C is /node/label's num_classes attribute when the file
+// has one, else 1 + the largest label, and never above MaxClasses.
+// Reader.Labels (and so ReadGraph) refuses a label that breaks it,
+// Reader.Classes counts C, and the trainers and encoders take C from
+// ClassCount.
 //
 // WriteGraph writes to the path it is given. To publish a file atomically,
 // write it under a temporary name in the same directory and os.Rename it
@@ -66,7 +76,8 @@
 //	hdf5io: read /graph/indices rows 10..20 of g.h5: <HDF5's messages>
 //
 // Errors wrap the sentinels ErrNotFound, ErrType, ErrRange, ErrInvalid,
-// ErrFormat, ErrClosed, ErrReadOnly and ErrNotBuilt for errors.Is.
+// ErrFormat, ErrClosed, ErrReadOnly, ErrExist and ErrNotBuilt for
+// errors.Is.
 //
 // # Concurrency
 //

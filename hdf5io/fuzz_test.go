@@ -15,7 +15,9 @@ func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
 	for i, opt := range []WriteOptions{{}, {Level: -1}} {
 		path := filepath.Join(dir, "seed.h5")
-		if err := WriteGraph(path, sampleGraph(int64(6+i), 2), opt); err != nil {
+		g := sampleGraph(int64(6+i), 2)
+		g.NumClasses = 3 + i // the num_classes attribute of /node/label
+		if err := WriteGraph(path, g, opt); err != nil {
 			f.Fatal(err)
 		}
 		data, err := os.ReadFile(path)
@@ -47,5 +49,6 @@ func FuzzOpen(f *testing.F) {
 			r.FeatRows(0, min(s.NumNodes, 3))
 		}
 		r.Graph()
+		r.Classes()
 	})
 }

@@ -22,6 +22,9 @@ const (
 	AttrNumEdges      = "num_edges"
 	AttrDirected      = "directed"
 	AttrNumParts      = "num_parts"
+	// AttrNumClasses, an optional attribute of /node/label, sets the
+	// number of classes (docs/FORMAT.md, "Labels").
+	AttrNumClasses = "num_classes"
 
 	DatasetIndptr  = "/graph/indptr"
 	DatasetIndices = "/graph/indices"
@@ -39,6 +42,16 @@ const (
 	MaxNodes   = graph.MaxNodes // num_nodes
 	MaxEdges   = int64(1) << 44 // num_edges
 	MaxFeatDim = 1 << 24        // columns of /node/feat
+	// MaxClasses bounds the number of classes: every label is Unlabelled
+	// or in [0, MaxClasses). A model's output layer and each batch's
+	// logits grow with it (hidden x classes weights, batch x classes
+	// values); 2^16 is about 380 times the largest common node-classification
+	// benchmark (ogbn-papers100M: 172 classes) and keeps both at a few
+	// hundred MiB, where a stray huge label would otherwise size a layer
+	// of terabytes (docs/FORMAT.md, "Labels").
+	MaxClasses = 1 << 16
+	// Unlabelled is the label of a node without one (OGB's convention).
+	Unlabelled = -1
 	// A dataset may not claim more than maxInflate times the file's size
 	// (deflate cannot compress beyond ~1032:1) plus slackBytes.
 	maxInflate = 1100
@@ -64,6 +77,51 @@ type Graph struct {
 	// Partitions maps a partition name to its assignment; nil or empty if
 	// the file has none.
 	Partitions map[string]Partition
+	// NumClasses is the num_classes attribute of /node/label: 0 when the
+	// file has none, and the number of classes is then 1 + the largest
+	// label (Classes).
+	NumClasses int
+}
+
+// ClassCount is the layout's one rule for the number of classes C of a
+// file's labels (docs/FORMAT.md, "Labels"): numClasses, the num_classes
+// attribute of /node/label, when it is set (> 0), else 1 + maxLabel, the
+// largest label of any node (Unlabelled when no node has a label, which
+// gives 0). Every reader of labels takes C from here; the labels that
+// Reader.Labels returns (and Graph.Validate accepts) are Unlabelled or in
+// [0, C), so C is at most MaxClasses.
+func ClassCount(numClasses int, maxLabel int64) int {
+	if numClasses > 0 {
+		return numClasses
+	}
+	return int(max(maxLabel, Unlabelled) + 1)
+}
+
+// Classes is the number of classes of g's labels (ClassCount); 0 without
+// labels.
+func (g *Graph) Classes() int {
+	mx := int64(Unlabelled)
+	for _, l := range g.Label {
+		mx = max(mx, l)
+	}
+	return ClassCount(g.NumClasses, mx)
+}
+
+// checkLabels checks labels, /node/label[base:base+len(labels)], against
+// the layout's rule: each is Unlabelled or in [0, C), where C is
+// numClasses when set, else MaxClasses.
+func checkLabels(kind error, labels []int64, numClasses int, base int64) error {
+	limit, why := int64(MaxClasses), "MaxClasses, the layout's limit"
+	if numClasses > 0 {
+		limit, why = int64(numClasses), "the "+AttrNumClasses+" attribute of "+DatasetLabel
+	}
+	for i, l := range labels {
+		if l < Unlabelled || l >= limit {
+			return bad(kind, "%s[%d] = %d: a label is -1 (unlabelled) or a class in [0, %d) (%s; docs/FORMAT.md, \"Labels\")",
+				DatasetLabel, base+int64(i), l, limit, why)
+		}
+	}
+	return nil
 }
 
 // Partition assigns every node to one of NumParts parts.
@@ -133,6 +191,12 @@ func (g *Graph) check(kind error) error {
 	}
 	if g.Label != nil && int64(len(g.Label)) != n {
 		return bad(kind, "%s has %d values, want num_nodes = %d", DatasetLabel, len(g.Label), n)
+	}
+	if g.NumClasses < 0 || g.NumClasses > MaxClasses || (g.NumClasses > 0 && g.Label == nil) {
+		return bad(kind, "%s: NumClasses = %d (want 0, or 1..%d with labels)", DatasetLabel, g.NumClasses, MaxClasses)
+	}
+	if err := checkLabels(kind, g.Label, g.NumClasses, 0); err != nil {
+		return err
 	}
 	if g.OrigID != nil && int64(len(g.OrigID)) != n {
 		return bad(kind, "%s has %d values, want num_nodes = %d", DatasetOrigID, len(g.OrigID), n)
@@ -399,6 +463,11 @@ func WriteGraph(path string, g *Graph, opt WriteOptions) (err error) {
 		if err := writeData(w, DatasetLabel, g.Label, 1); err != nil {
 			return err
 		}
+		if g.NumClasses > 0 {
+			if err := f.SetAttr(DatasetLabel, AttrNumClasses, int64(g.NumClasses)); err != nil {
+				return err
+			}
+		}
 	}
 	if g.OrigID != nil {
 		if err := writeData(w, DatasetOrigID, g.OrigID, 1); err != nil {
@@ -452,6 +521,19 @@ func WritePartition(path, name string, p Partition) error {
 // WritePartitions adds or replaces several partitions in one Update: all
 // of them are in the file afterwards, or none.
 func WritePartitions(path string, parts map[string]Partition) error {
+	return writePartitions(path, parts, true)
+}
+
+// AddPartitions is WritePartitions without replacing: when the file has
+// an object of one of the names under /partition (a partition, a broken
+// one, or anything else), nothing is written and the error wraps
+// ErrExist. The file is checked under Update's lock, so a partition
+// that another writer added since the caller looked is not lost.
+func AddPartitions(path string, parts map[string]Partition) error {
+	return writePartitions(path, parts, false)
+}
+
+func writePartitions(path string, parts map[string]Partition, replace bool) error {
 	sum, err := Stat(path)
 	if err != nil {
 		return err
@@ -462,12 +544,22 @@ func WritePartitions(path string, parts map[string]Partition) error {
 		}
 	}
 	return Update(path, func(f *File) error {
+		// The file may have changed since Stat: check it again under
+		// the lock.
+		if v, err := f.Attr("/", AttrNumNodes); err != nil {
+			return err
+		} else if v != sum.NumNodes {
+			return &Error{Op: "write partition", File: path, Err: fmt.Errorf("%w: the file was replaced meanwhile: %s = %v, the partitions have %d nodes", ErrInvalid, AttrNumNodes, v, sum.NumNodes)}
+		}
 		w := &writer{f: f}
 		for _, name := range sortedKeys(parts) {
 			grp := GroupPartition + "/" + name
 			ok, err := f.Exists(grp)
 			if err != nil {
 				return err
+			}
+			if ok && !replace {
+				return &Error{Op: "write partition", File: path, Object: grp, Err: fmt.Errorf("%w (written by another process since this one looked; WritePartitions replaces it)", ErrExist)}
 			}
 			if ok {
 				if err := f.Delete(grp); err != nil {
@@ -495,8 +587,11 @@ type Summary struct {
 	FeatDim       int  // columns of /node/feat, 0 when absent
 	HasFeat       bool
 	HasLabel      bool
-	HasOrigID     bool
-	HasGraphID    bool
+	// NumClasses is the num_classes attribute of /node/label, 0 when
+	// absent (ClassCount, Reader.Classes).
+	NumClasses int
+	HasOrigID  bool
+	HasGraphID bool
 	// Splits maps each split in the file to its number of node ids.
 	Splits map[string]int64
 	// Partitions maps each partition to its NumParts and Metrics (Assign
@@ -690,6 +785,19 @@ func (r *Reader) readMeta() error {
 		return err
 	}
 	s.HasLabel = info.Rank != 0
+	if s.HasLabel {
+		names, err := r.f.AttrNames(DatasetLabel)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(names, AttrNumClasses) {
+			c, err := r.intAttr(DatasetLabel, AttrNumClasses, 1, MaxClasses)
+			if err != nil {
+				return err
+			}
+			s.NumClasses = int(c)
+		}
+	}
 	if info, err = r.dataset(DatasetOrigID, false, n, 0, Int64); err != nil {
 		return err
 	}
@@ -785,6 +893,12 @@ func (r *Reader) readGroups() error {
 			s.Ignored[grp] = "neither assign nor num_parts: not a partition"
 			continue
 		}
+		if !hasAssign {
+			// Broken, not absent: reading it by name must not say "not
+			// found" (ErrNotFound) about a group that is there.
+			s.Broken[grp] = r.formatErr(grp+"/assign", bad(ErrFormat, "missing dataset (the group has %s, so it is a partition; want assign of num_nodes = %d part numbers)", AttrNumParts, s.NumNodes))
+			continue
+		}
 		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, Int64); err != nil {
 			if err := broken(grp, err); err != nil {
 				return err
@@ -832,6 +946,13 @@ func (r *Reader) readGroups() error {
 // maskCount checks the boolean mask split obj (h5py's bool, one per node)
 // and counts its true entries.
 func (r *Reader) maskCount(obj string) (int64, error) {
+	info, err := r.f.Stat(obj)
+	if err != nil {
+		return 0, err
+	}
+	if info.Rank != 1 || info.Rows != r.sum.NumNodes {
+		return 0, r.formatErr(obj, bad(ErrFormat, "a boolean mask of shape %s; a mask has one entry per node: want [%d] (num_nodes)", info.Shape(), r.sum.NumNodes))
+	}
 	if _, err := r.dataset(obj, true, r.sum.NumNodes, 0, Bool); err != nil {
 		return 0, err
 	}
@@ -1006,9 +1127,38 @@ func (r *Reader) NodeRows(name string, start, end int64) ([]float32, error) {
 	return dst, nil
 }
 
-// Labels reads /node/label[start:end].
+// Labels reads /node/label[start:end] and checks each label is
+// Unlabelled or a class below the file's limit (ClassCount).
 func (r *Reader) Labels(start, end int64) ([]int64, error) {
-	return r.optionalRows(DatasetLabel, r.sum.HasLabel, start, end)
+	l, err := r.optionalRows(DatasetLabel, r.sum.HasLabel, start, end)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLabels(ErrFormat, l, r.sum.NumClasses, start); err != nil {
+		return nil, r.formatErr(DatasetLabel, err)
+	}
+	return l, nil
+}
+
+// Classes reads every label, a slab at a time, checks them as Labels
+// does and returns the number of classes (ClassCount). A file without
+// labels gives an error wrapping ErrNotFound.
+func (r *Reader) Classes() (int, error) {
+	n := r.sum.NumNodes
+	if !r.sum.HasLabel {
+		return 0, r.formatErr(DatasetLabel, fmt.Errorf("%w: the file has no %s", ErrNotFound, DatasetLabel))
+	}
+	mx := int64(Unlabelled)
+	for lo := int64(0); lo < n; lo += checkBytes / 8 {
+		l, err := r.Labels(lo, min(n, lo+checkBytes/8))
+		if err != nil {
+			return 0, err
+		}
+		for _, v := range l {
+			mx = max(mx, v)
+		}
+	}
+	return ClassCount(r.sum.NumClasses, mx), nil
 }
 
 // OrigIDs reads /node/orig_id[start:end].
@@ -1213,6 +1363,7 @@ func (r *Reader) Graph() (*Graph, error) {
 		if g.Label, err = r.Labels(0, s.NumNodes); err != nil {
 			return nil, err
 		}
+		g.NumClasses = s.NumClasses
 	}
 	if s.HasOrigID {
 		if g.OrigID, err = r.OrigIDs(0, s.NumNodes); err != nil {
@@ -1255,8 +1406,9 @@ const checkBytes = 16 << 20
 // and returns what breaks the layout's rules, one error per object (the
 // first bad element), in layout order: the broken splits and partitions
 // of Summary.Broken, neighbour ids out of range, non-finite features and
-// encodings, negative graph ids, split ids and assignments out of range.
-// These are what ReadGraph and training refuse. progress, if not nil, is
+// encodings, labels that break the rule of ClassCount, negative graph
+// ids, split ids and assignments out of range. These are what ReadGraph
+// and training refuse. progress, if not nil, is
 // called with the bytes read so far and the total.
 func (r *Reader) Check(progress func(done, total int64)) []error {
 	s := &r.sum
@@ -1313,6 +1465,12 @@ func (r *Reader) Check(progress func(done, total int64)) []error {
 			}
 			step((hi - lo) * 4 * int64(cols))
 		}
+	}
+	if s.HasLabel {
+		if _, err := r.Classes(); err != nil {
+			errs = append(errs, err)
+		}
+		step(8 * s.NumNodes)
 	}
 	if s.HasGraphID {
 		rows := int64(checkBytes / 8)

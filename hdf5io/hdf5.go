@@ -34,6 +34,8 @@ var (
 	ErrClosed = errors.New("file closed")
 	// ErrReadOnly: a write to a file opened read-only.
 	ErrReadOnly = errors.New("file opened read-only")
+	// ErrExist: AddPartitions found an object of a name it was to add.
+	ErrExist = errors.New("already exists")
 )
 
 // Error is the error every operation returns: what was done, to which

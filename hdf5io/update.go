@@ -24,9 +24,16 @@ import (
 // file system has them) and free space for it. When path is a symlink,
 // its target is replaced and the link kept. The new file has the old
 // one's mode and, where the process may set them, its owner and group;
-// other hard links to the old file keep the old content. Two Updates of
-// one file at once do not merge: the later rename wins. Close Readers and
-// Files on path first.
+// other hard links to the old file keep the old content. Close Readers
+// and Files on path first.
+//
+// Update holds the file's writers' lock (package tmpfile's LockFinal: a
+// flock on .NAME.weft-lock beside it) from the copy to the rename, so
+// that two writers of one file, in one process or several, take turns:
+// the second waits (saying so through log/slog) and copies the file the
+// first left, and neither's change is lost. fn sees the file as it is
+// under the lock: what a caller checked before calling Update may have
+// changed, and fn checks it again. Readers take no lock.
 func Update(path string, fn func(f *File) error) (err error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
@@ -39,6 +46,11 @@ func Update(path string, fn func(f *File) error) (err error) {
 	if !st.Mode().IsRegular() {
 		return &Error{Op: "update", File: path, Err: fmt.Errorf("%w: not a regular file", ErrInvalid)}
 	}
+	lk, err := tmpfile.LockFinal(real)
+	if err != nil {
+		return &Error{Op: "update", File: path, Err: err}
+	}
+	defer lk.Unlock()
 	t, err := tmpfile.New(real, 0o600)
 	if err != nil {
 		return &Error{Op: "update", File: path, Err: err}

@@ -31,7 +31,9 @@
 // (FormatCSV) or one tab (FormatTSV), with spaces around the separator
 // allowed in CSV and TSV. Further columns (weights, timestamps) are
 // ignored. Lines whose first non-blank byte is '#' or '%' are comments;
-// blank lines are skipped; CRLF line ends are fine. FormatAuto takes CSV
+// blank lines are skipped; CRLF line ends are fine; a UTF-8 byte-order
+// mark at the start of the file is skipped, and UTF-16 text (a UTF-16
+// byte-order mark) is refused with ErrUnsupported. FormatAuto takes CSV
 // when the first data line holds a comma, TSV when it holds a tab, and
 // whitespace otherwise. When the first data line does not start with a
 // digit or sign ("src,dst", "FromNodeId ToNodeId") it is a header and is

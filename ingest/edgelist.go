@@ -213,6 +213,16 @@ type edgePrologue struct {
 }
 
 func (p *edgePrologue) run(data []byte, atEOF bool) (n int, lines int64, done bool, errLine int64, err error) {
+	if p.first {
+		// A byte-order mark is not part of the first line: left there,
+		// it made an edge "0 1" look like a header and dropped it.
+		switch {
+		case bytes.HasPrefix(data, utf8BOM):
+			n = len(utf8BOM)
+		case bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+			return 0, 0, true, 1, fmt.Errorf("%w: UTF-16 text (byte-order mark % x); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)", ErrUnsupported, data[:2])
+		}
+	}
 	for n < len(data) {
 		raw := lineAt(data, n)
 		next := n + len(raw)
@@ -260,6 +270,10 @@ func (p *edgePrologue) run(data []byte, atEOF bool) (n int, lines int64, done bo
 	}
 	return n, lines, atEOF, 0, nil
 }
+
+// utf8BOM is the UTF-8 byte-order mark some editors and Windows tools
+// write at the start of a text file.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 // banner reads "%%MatrixMarket matrix coordinate <field> <symmetry>".
 func (p *edgePrologue) banner(t []byte) error {

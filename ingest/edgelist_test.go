@@ -58,6 +58,13 @@ func TestEdgeListFormats(t *testing.T) {
 		{desc: "empty", in: "", src: []int64{}, dst: []int64{}, n: 0},
 		{desc: "only comments", in: "# a\n# b\n", src: []int64{}, dst: []int64{}, n: 0},
 		{desc: "relabel empty", in: "# a\n", opt: EdgeListOptions{Relabel: true}, src: []int64{}, dst: []int64{}, n: 0, orig: []int64{}},
+		// A UTF-8 byte-order mark is not a header: the first edge stays.
+		{desc: "utf-8 bom", in: "\xef\xbb\xbf0 1\n1 2\n", src: []int64{0, 1}, dst: []int64{1, 2}, n: 3},
+		{desc: "utf-8 bom csv crlf", in: "\xef\xbb\xbf3,4\r\n", src: []int64{3}, dst: []int64{4}, n: 5},
+		{desc: "utf-8 bom and header", in: "\xef\xbb\xbfsrc,dst\n5,6\n", src: []int64{5}, dst: []int64{6}, n: 7},
+		{desc: "utf-8 bom and comment", in: "\xef\xbb\xbf# c\n0 1\n", src: []int64{0}, dst: []int64{1}, n: 2},
+		{desc: "utf-8 bom matrix market", in: "\xef\xbb\xbf%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 2\n", src: []int64{0}, dst: []int64{1}, n: 2},
+		{desc: "utf-8 bom only", in: "\xef\xbb\xbf", src: []int64{}, dst: []int64{}, n: 0},
 	}
 	for _, tc := range tests {
 		for _, bs := range []int{0, 1, 5} {
@@ -110,6 +117,9 @@ func TestEdgeListErrors(t *testing.T) {
 		{"mm beyond size", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 4\n", EdgeListOptions{}, `ingest: edges.txt:3: node id "4" is out of range for 3 nodes`},
 		{"mm array", "%%MatrixMarket matrix array real general\n", EdgeListOptions{}, `ingest: edges.txt:1: unsupported: dense Matrix Market array is not an edge list`},
 		{"relabel and num nodes", "0 1\n", EdgeListOptions{Relabel: true, NumNodes: 3}, `ingest: edges.txt: relabelling and a given node count exclude each other`},
+		{"utf-16 le", "\xff\xfe0\x00 \x001\x00\n\x00", EdgeListOptions{}, `ingest: edges.txt:1: unsupported: UTF-16 text (byte-order mark ff fe); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)`},
+		{"utf-16 be", "\xfe\xff\x000\x00 \x001\x00\n", EdgeListOptions{}, `ingest: edges.txt:1: unsupported: UTF-16 text (byte-order mark fe ff); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)`},
+		{"bom not at the start", "0 1\n\xef\xbb\xbf1 2\n", EdgeListOptions{}, `ingest: edges.txt:2: node id "\ufeff1" is not an integer`},
 		{"long quoted line", "0 " + strings.Repeat("9", 70) + "x\n", EdgeListOptions{}, `ingest: edges.txt:1: node id "` + strings.Repeat("9", 64) + `"... is not an integer`},
 	}
 	for _, tc := range tests {

@@ -19,6 +19,7 @@ func FuzzEdgeList(f *testing.F) {
 		"0 1\n1 2\n", "# c\nsrc,dst\n1,2\r\n\n3,4,0.5\n", "1\t2\n3\t4", "12\n",
 		"%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 3\n",
 		"1 -2\n", "9223372036854775807 1\n", "+1 +2 x\n", "1 , 2\n",
+		"\xef\xbb\xbf0 1\n", "\xef\xbb\xbfa,b\n1,2\n", "\xff\xfe0\x00",
 	} {
 		f.Add([]byte(s), uint8(0))
 		f.Add([]byte(s), uint8(3))

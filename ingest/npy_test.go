@@ -216,6 +216,8 @@ np.savez('halfpair.npz', src=ei[0])
 np.savez('badidx.npz', edge_index=ei, test_idx=np.array([4]))
 np.savez('float_ids.npz', edge_index=ei.astype('<f4'))
 np.savez('mixed_split.npz', edge_index=ei, train_idx=np.array([0]), train_mask=np.ones(4, dtype=bool))
+np.savez('shortfeat.npz', edge_index=ei, feat=x[:3].astype('<f4'))
+np.savez('shortlabel.npz', edge_index=ei, y=np.array([0, 1]))
 `)
 	wantEdges := func(t *testing.T, name string, d *Dataset) {
 		if d.Edges.NumNodes != 4 || !slices.Equal(d.Edges.Src, []int64{0, 1, 2, 3}) || !slices.Equal(d.Edges.Dst, []int64{1, 2, 3, 0}) {
@@ -249,8 +251,12 @@ np.savez('mixed_split.npz', edge_index=ei, train_idx=np.array([0]), train_mask=n
 		t.Errorf("rowcol: %v %v", d, err)
 	}
 	for file, want := range map[string]string{
-		"dgl.npz":         "array label: label of node 1 is NaN: a missing label",
-		"nodes.npz":       "array col: node id 5 is out of range for 3 nodes",
+		"dgl.npz":   "array label: label of node 1 is NaN: a missing label",
+		"nodes.npz": "array col: node id 5 is out of range for 3 nodes (num_nodes)",
+		// Fewer feature rows (labels) than the edges' nodes: the rows are
+		// named, with the edges' largest id, not the edges alone.
+		"shortfeat.npz":   "array feat: 3 rows, but edge_index has node id 3: want one row per node (4 or more), or a num_nodes array",
+		"shortlabel.npz":  "array y: 2 rows, but edge_index has node id 3: want one row per node (4 or more), or a num_nodes array",
 		"shape.npz":       "array edge_index: want shape (2, E), got (5, 2)",
 		"neg.npz":         "array src: node id -1 at edge 1 is negative",
 		"twice.npz":       "arrays feat and x mean the same thing: keep one",

@@ -197,8 +197,8 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		}
 	}
 
-	// Node count.
-	n := int64(-1)
+	// Node count, and the array it was taken from.
+	n, nFrom := int64(-1), ""
 	if name, a, err := pick(npzNumNodes...); err != nil {
 		return nil, err
 	} else if a != nil {
@@ -212,7 +212,7 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		if err := graph.CheckNodes(v[0]); err != nil {
 			return nil, fail(name, err)
 		}
-		n = v[0]
+		n, nFrom = v[0], name
 	}
 
 	// Features.
@@ -227,7 +227,7 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 			return nil, fail(name, err)
 		}
 		if n < 0 {
-			n = int64(a.Shape[0])
+			n, nFrom = int64(a.Shape[0]), name
 		}
 		if int64(a.Shape[0]) != n {
 			return nil, fail(name, fmt.Errorf("%d rows for %d nodes", a.Shape[0], n))
@@ -247,7 +247,7 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 			return nil, fail(name, err)
 		}
 		if n < 0 {
-			n = int64(len(l))
+			n, nFrom = int64(len(l)), name
 		}
 		if int64(len(l)) != n {
 			return nil, fail(name, fmt.Errorf("%d labels for %d nodes", len(l), n))
@@ -268,7 +268,12 @@ func ReadNpzDataset(path string, opt DatasetOptions) (*Dataset, error) {
 		n = maxID + 1
 	}
 	if maxID >= n {
-		return nil, fail(maxName, fmt.Errorf("node id %d is out of range for %d nodes", maxID, n))
+		if !slices.Contains(npzNumNodes, nFrom) {
+			// The count came from the rows of feat or label: which of
+			// the two is short cannot be known, so name both.
+			return nil, fail(nFrom, fmt.Errorf("%d rows, but %s has node id %d: want one row per node (%d or more), or a num_nodes array", n, maxName, maxID, maxID+1))
+		}
+		return nil, fail(maxName, fmt.Errorf("node id %d is out of range for %d nodes (%s)", maxID, n, nFrom))
 	}
 	d.Edges.NumNodes = n
 

@@ -37,8 +37,12 @@ features).
 
 The file is replaced atomically: the encodings are computed first, then
 written into a copy beside it that is renamed over FILE.h5, so a failure or
-an interrupt leaves the original untouched. Existing encodings are refused
-unless --force.`,
+an interrupt (SIGINT, SIGTERM: exit status 130) leaves the original
+untouched. Existing encodings are refused unless --force. While another weft
+partition or encode writes FILE.h5, this one waits for it, then writes into
+the file that one left (docs/FORMAT.md, "Writing and replacing files"). The
+probe's classes follow docs/FORMAT.md, "Labels"; it leaves unlabelled nodes
+(-1) out, and is skipped when there are more classes than nodes to probe.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -52,6 +56,11 @@ unless --force.`,
 			if err := checkEncodeTargets(path, force); err != nil {
 				return err
 			}
+			// The encoders and the probe do not watch the context: an
+			// interrupt (SIGINT, SIGTERM) before the write ends the
+			// process at once, with nothing written.
+			stop := exitOnInterrupt(cmd.Context(), nil, path+" left as it was")
+			defer stop()
 			h, err := hdf5io.ReadGraph(path)
 			if err != nil {
 				return fmt.Errorf("encode %s: %w", path, err)
@@ -94,19 +103,27 @@ unless --force.`,
 				pm := &encode.Matrix{Rows: n, Cols: pos.Dim, Data: pos.Pos}
 				sm := &encode.Matrix{Rows: n, Cols: str.Dim, Data: str.Enc}
 				labels := h.Label
-				on := "all labelled nodes"
+				on := "all nodes"
 				// A node task with a training split probes the training
 				// nodes only: the scores steer train gnn's fusion, and the
-				// test nodes must not.
-				if train := h.Splits["train"]; popt.Groups == nil && len(train) > 0 {
-					raw, pm, sm = matrixRows(raw, train), matrixRows(pm, train), matrixRows(sm, train)
-					labels = make([]int64, len(train))
-					for i, v := range train {
-						labels[i] = h.Label[v]
+				// test nodes must not. Unlabelled nodes (-1) are left out.
+				if popt.Groups == nil {
+					nodes, what := h.Splits["train"], "/split/train"
+					if len(nodes) == 0 {
+						nodes, what = nil, "the graph"
 					}
-					on = fmt.Sprintf("the %d nodes of /split/train", len(train))
+					if nodes = labelled(nodes, h.Label); nodes != nil {
+						raw, pm, sm = matrixRows(raw, nodes), matrixRows(pm, nodes), matrixRows(sm, nodes)
+						labels = make([]int64, len(nodes))
+						for i, v := range nodes {
+							labels[i] = h.Label[v]
+						}
+						on = fmt.Sprintf("the %d labelled nodes of %s", len(nodes), what)
+					}
 				}
-				sc, err := encode.Awareness(raw, pm, sm, labels, encode.ProbeOptions{Groups: popt.Groups}, seed)
+				// The classes by the layout's rule, as train gnn counts them.
+				popts := encode.ProbeOptions{Groups: popt.Groups, Classes: h.Classes()}
+				sc, err := encode.Awareness(raw, pm, sm, labels, popts, seed)
 				if err != nil {
 					logStep("%s: awareness probe skipped: %v", path, err)
 				} else {
@@ -114,7 +131,10 @@ unless --force.`,
 					attrsPos["awareness_gain"], attrsStr["awareness_gain"] = sc.PositionGain, sc.StructureGain
 				}
 			}
-			if err := writeEncodings(cmd, path, n, pos, str, attrsPos, attrsStr); err != nil {
+			if !stop() {
+				select {} // the interrupt is ending the process
+			}
+			if err := writeEncodings(cmd, path, n, force, pos, str, attrsPos, attrsStr); err != nil {
 				return err
 			}
 			logStep("%s: wrote %s (%d x %d) and %s (%d x %d)", path, posEncPath, n, pos.Dim, structEncPath, n, str.Dim)
@@ -164,14 +184,45 @@ func checkEncodeTargets(path string, force bool) error {
 	return nil
 }
 
+// labelled returns the nodes (nil: all of 0..len(label)-1) whose label is
+// not -1; nil when nodes is nil and every node is labelled.
+func labelled(nodes, label []int64) []int64 {
+	if nodes == nil {
+		if !slices.Contains(label, hdf5io.Unlabelled) {
+			return nil
+		}
+		nodes = make([]int64, len(label))
+		for i := range nodes {
+			nodes[i] = int64(i)
+		}
+	}
+	out := make([]int64, 0, len(nodes))
+	for _, v := range nodes {
+		if label[v] != hdf5io.Unlabelled {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // writeEncodings writes the two datasets through hdf5io.Update: into a
 // copy of path renamed over it when complete, so any failure (or a kill)
-// leaves path as it was.
-func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position, str *encode.Structure, attrsPos, attrsStr map[string]any) error {
-	if err := cmd.Context().Err(); err != nil {
+// leaves path as it was. Update holds the file's writers' lock (another
+// weft partition or encode of it waits), so the checks against the file
+// are made again on the copy: the node count, and without force that no
+// encodings were written meanwhile. An interrupt during the write fails
+// it, leaving path as it was.
+func writeEncodings(cmd *cobra.Command, path string, n int, force bool, pos *encode.Position, str *encode.Structure, attrsPos, attrsStr map[string]any) error {
+	ctx := cmd.Context()
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("encode %s: interrupted, nothing written: %w", path, err)
 	}
 	err := hdf5io.Update(path, func(f *hdf5io.File) error {
+		if v, err := f.Attr("/", hdf5io.AttrNumNodes); err != nil {
+			return err
+		} else if v != int64(n) {
+			return fmt.Errorf("the file now has num_nodes = %v, not the %d nodes encoded: it was replaced while encode ran", v, n)
+		}
 		for _, d := range []struct {
 			name  string
 			cols  int
@@ -180,6 +231,8 @@ func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position
 		}{{posEncPath, pos.Dim, pos.Pos, attrsPos}, {structEncPath, str.Dim, str.Enc, attrsStr}} {
 			if ok, err := f.Exists(d.name); err != nil {
 				return err
+			} else if ok && !force {
+				return fmt.Errorf("%s was written by another process while this one ran (use --force to replace it)", d.name)
 			} else if ok {
 				if err := f.Delete(d.name); err != nil {
 					return err
@@ -200,8 +253,11 @@ func writeEncodings(cmd *cobra.Command, path string, n int, pos *encode.Position
 				}
 			}
 		}
-		return nil
+		return ctx.Err()
 	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("encode %s: interrupted, file left unchanged: %w", path, ctx.Err())
+	}
 	if err != nil {
 		return fmt.Errorf("encode %s: writing the encodings (file left unchanged): %w", path, err)
 	}

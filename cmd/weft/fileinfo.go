@@ -42,7 +42,11 @@ func fileInfo(w io.Writer, path string, quick bool) error {
 		node = append(node, fmt.Sprintf("features %d x %d float32", s.NumNodes, s.FeatDim))
 	}
 	if s.HasLabel {
-		node = append(node, "labels")
+		if s.NumClasses > 0 {
+			node = append(node, fmt.Sprintf("labels (num_classes %d)", s.NumClasses))
+		} else {
+			node = append(node, "labels")
+		}
 	}
 	if s.HasOrigID {
 		node = append(node, "original ids")
@@ -117,6 +121,19 @@ func fileInfo(w io.Writer, path string, quick bool) error {
 	problems := r.Check(bar.Report)
 	bar.Done()
 	if len(problems) == 0 {
+		if s.HasLabel {
+			// The classes every reader of the labels takes
+			// (docs/FORMAT.md, "Labels").
+			c, err := r.Classes()
+			if err != nil {
+				return err
+			}
+			how := "1 + the largest label"
+			if s.NumClasses > 0 {
+				how = "the num_classes attribute"
+			}
+			fmt.Fprintf(w, "classes     %d (%s)\n", c, how)
+		}
 		fmt.Fprintf(w, "check       every value read: no problems\n")
 		return nil
 	}

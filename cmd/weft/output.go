@@ -40,19 +40,39 @@ func newOutFile(ctx context.Context, final string) (*outFile, error) {
 		logStep("removed %s, left by a weft process that has ended", p)
 	}
 	o := &outFile{final: final, tmp: t.Path, t: t}
-	o.stop = context.AfterFunc(ctx, func() {
-		t.Abort()
-		fmt.Fprintf(os.Stderr, "\nweft: interrupted; %s not written\n", final)
-		os.Exit(130)
-	})
+	o.stop = exitOnInterrupt(ctx, t.Abort, fmt.Sprintf("%s not written", final))
 	return o, nil
 }
 
-// commit syncs the temporary file and renames it to the final name.
+// exitOnInterrupt arms the end of a command whose work does not watch
+// ctx: when ctx is done (SIGINT, SIGTERM), cleanup runs (if not nil),
+// "interrupted; what" is printed and the process exits with status 130 at
+// once. stop disarms it; it returns false when the interrupt has begun,
+// and the caller must then not go on (the process is exiting).
+func exitOnInterrupt(ctx context.Context, cleanup func(), what string) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		if cleanup != nil {
+			cleanup()
+		}
+		fmt.Fprintf(os.Stderr, "\nweft: interrupted; %s\n", what)
+		os.Exit(130)
+	})
+}
+
+// commit syncs the temporary file and renames it to the final name,
+// holding the final name's writers' lock for the rename: a weft partition
+// or encode writing into an existing file of that name finishes first, and
+// then this file replaces it (its own write does not undo this one).
 func (o *outFile) commit() error {
 	if !o.stop() {
 		select {} // the interrupt handler is removing the file and exiting
 	}
+	lk, err := tmpfile.LockFinal(o.final)
+	if err != nil {
+		o.t.Abort()
+		return fmt.Errorf("output %s: %w", o.final, err)
+	}
+	defer lk.Unlock()
 	if err := o.t.Commit(); err != nil {
 		return fmt.Errorf("output %s: %w", o.final, err)
 	}

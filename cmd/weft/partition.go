@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -44,7 +45,10 @@ Nothing is written until every partition and metric is computed; an existing
 partition name is refused unless --force. The partitions are written into a
 copy of FILE.h5 beside it, which is renamed over the original when complete:
 a failure, a full disk or a killed process leaves the file as it was (this
-needs free space for the copy).`,
+needs free space for the copy). Writers of one file take turns: while another
+weft partition or encode writes FILE.h5, this one waits for it, then adds its
+partitions to the file that one left (docs/FORMAT.md, "Writing and replacing
+files").`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -141,8 +145,15 @@ needs free space for the copy).`,
 			}
 			// All partitions in one update of a copy of the file, renamed
 			// over it: a failure, a full disk or a kill leaves the file as
-			// it was.
-			if err := hdf5io.WritePartitions(path, parts); err != nil {
+			// it was. Another writer of the file (weft partition, encode)
+			// holds its lock meanwhile: this one waits, then adds its
+			// partitions to what that one wrote; without --force a name
+			// that writer took is refused, not replaced.
+			write := hdf5io.AddPartitions
+			if force {
+				write = hdf5io.WritePartitions
+			}
+			if err := write(path, parts); err != nil {
 				return fmt.Errorf("partition %s: writing %s (file left unchanged): %w", path, strings.Join(slices.Sorted(maps.Keys(parts)), ", "), err)
 			}
 			printPartTable(cmd.OutOrStdout(), rows, k)
@@ -184,12 +195,16 @@ func readForPartition(path string, sum *hdf5io.Summary, fracGiven bool, frac flo
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("partition %s: %w", path, err)
 	}
-	if _, ok := sum.Splits["train"]; ok && !fracGiven {
+	if !fracGiven {
+		// A split that is there but broken (a mask of the wrong length,
+		// ids out of range) is an error, not a reason to draw nodes.
 		train, err := r.Split("train")
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("partition %s: %w", path, err)
+		switch {
+		case err == nil:
+			return g, train, "/split/train", nil
+		case !errors.Is(err, hdf5io.ErrNotFound):
+			return nil, nil, "", fmt.Errorf("partition %s: %w (--train-fraction draws training nodes instead)", path, err)
 		}
-		return g, train, "/split/train", nil
 	}
 	if frac <= 0 || frac > 1 {
 		return nil, nil, "", fmt.Errorf("partition %s: --train-fraction %g: want (0, 1]", path, frac)

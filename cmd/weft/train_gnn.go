@@ -268,8 +268,8 @@ func (o *gnnOptions) run(ctx context.Context, job *train.Job, c *collective.Comm
 }
 
 func (o *gnnOptions) printHeader(s train.Setup) {
-	fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
-		"train gnn", o.data, s.Nodes, s.Ranks, o.kind, o.fanout, o.batch, o.pipe, s.Cache.Policy, bytesString(s.Cache.Budget))
+	fmt.Fprintf(o.out, "# %s on %s: %d nodes, %d classes, %d ranks, model %s, fanouts %s (first hop first), batch %d, pipeline %s, cache %s %s\n",
+		"train gnn", o.data, s.Nodes, s.Classes, s.Ranks, o.kind, o.fanout, o.batch, o.pipe, s.Cache.Policy, bytesString(s.Cache.Budget))
 	if o.evalFanout != "" {
 		fmt.Fprintf(o.out, "# valid and test accuracy with fanouts %s\n", o.evalFanout)
 	}

@@ -98,6 +98,38 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestLoadBroken: a partition or training split that is in the file but
+// broken is reported as what it is, with the file and the object, not as
+// a missing partition or as no training nodes.
+func TestLoadBroken(t *testing.T) {
+	for _, tc := range []struct {
+		desc, code string
+		want       []string
+	}{
+		{"num_parts missing", "del f['partition/p3'].attrs['num_parts']", []string{"/partition/p3", "missing attribute num_parts"}},
+		{"num_parts 0", "f['partition/p3'].attrs['num_parts'] = 0", []string{"/partition/p3", "num_parts = 0 not in [1, 2147483647]"}},
+		{"num_parts 2^40", "f['partition/p3'].attrs['num_parts'] = 2**40", []string{"/partition/p3", "num_parts = 1099511627776"}},
+		{"assign short", "a = f['partition/p3/assign'][:]; del f['partition/p3/assign']; f['partition/p3/assign'] = a[:-1]",
+			[]string{"/partition/p3/assign", "shape [1499]", "want [1500]"}},
+		{"train mask 3 short", "del f['split/train']; m = np.zeros(1497, bool); m[:10] = True; f['split/train'] = m",
+			[]string{"/split/train", "a boolean mask of shape [1497]", "want [1500]"}},
+		{"train id out of range", "del f['split/train']; f['split/train'] = np.array([1, 1500])", []string{"/split/train[1] = 1500 not in [0, 1500)"}},
+	} {
+		fx := gnntest.New(t, fixtureOpt)
+		gnntest.H5py(t, fx.Path, tc.code)
+		_, err := dist.Load(fx.Path, "p3", 0, dist.LoadOptions{})
+		if err == nil || errors.Is(err, dist.ErrNoPartition) || errors.Is(err, hdf5io.ErrNotFound) || !errors.Is(err, hdf5io.ErrFormat) {
+			t.Errorf("%s: %v, want the format error, not \"not found\"", tc.desc, err)
+			continue
+		}
+		for _, w := range append(tc.want, fx.Path) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v\ndoes not say %q", tc.desc, err, w)
+			}
+		}
+	}
+}
+
 func checkShard(t *testing.T, fx *gnntest.Fixture, s *dist.Shard, name string, part int) {
 	t.Helper()
 	assign := fx.G.Partitions[name].Assign

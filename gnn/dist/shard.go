@@ -26,7 +26,8 @@ type LoadOptions struct {
 	// 0 means 65536.
 	SlabRows int64
 	// TrainSplit names the split whose owned nodes are the rank's training
-	// nodes. "" means "train". A file without it gives no training nodes.
+	// nodes. "" means "train". A file without it gives no training nodes;
+	// one whose split is broken (Summary.Broken) an error.
 	TrainSplit string
 	// Extra names per-node float32 datasets (such as /node/pos_enc from
 	// weft encode) whose columns are appended to each node's feature row,
@@ -76,7 +77,8 @@ type rowSource interface {
 // Load reads part `part` of the partition named partition from the graph
 // file at path: see the package doc. It blocks until the rows are in
 // memory. A missing partition gives an error wrapping ErrNoPartition and
-// hdf5io.ErrNotFound.
+// hdf5io.ErrNotFound; a broken one (Summary.Broken) the error reading it
+// gives, which names the file, the object and what is wrong.
 func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	start := time.Now()
 	r, err := hdf5io.OpenGraph(path)
@@ -85,7 +87,11 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	}
 	defer r.Close()
 	sum := r.Summary()
-	if _, ok := sum.Partitions[partition]; !ok {
+	// A partition group that is there but broken (num_parts missing or
+	// out of range, assign of the wrong length) gives its own error, not
+	// "not found".
+	p, err := r.Partition(partition)
+	if errors.Is(err, hdf5io.ErrNotFound) {
 		names := make([]string, 0, len(sum.Partitions))
 		for n := range sum.Partitions {
 			names = append(names, n)
@@ -94,9 +100,8 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 		return nil, fmt.Errorf("%w: %q in %s (the file has %v; write one with weft partition): %w",
 			ErrNoPartition, partition, path, names, hdf5io.ErrNotFound)
 	}
-	p, err := r.Partition(partition)
 	if err != nil {
-		return nil, fmt.Errorf("dist: load: %w", err)
+		return nil, fmt.Errorf("dist: load partition %q: %w", partition, err)
 	}
 	book, err := NewBook(p.Assign, p.NumParts)
 	if err != nil {
@@ -110,11 +115,11 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	if split == "" {
 		split = "train"
 	}
-	var train []int64
-	if _, ok := sum.Splits[split]; ok {
-		if train, err = r.Split(split); err != nil {
-			return nil, fmt.Errorf("dist: load: %w", err)
-		}
+	// Absent, the split gives no training nodes; there but broken (a
+	// mask of the wrong length, ids out of range), it is an error.
+	train, err := r.Split(split)
+	if err != nil && !errors.Is(err, hdf5io.ErrNotFound) {
+		return nil, fmt.Errorf("dist: load: %w", err)
 	}
 	var src rowSource = r
 	featDim, hasFeat := sum.FeatDim, sum.HasFeat

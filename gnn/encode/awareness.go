@@ -27,7 +27,17 @@ type ProbeOptions struct {
 	// both invariant to node order and to the sign of an MDS axis' mean),
 	// labelled with the label of its first node.
 	Groups []int64
+	// Classes is the number of classes: every label must be in [0,
+	// Classes). 0 means 1 + the largest label, which must then be below
+	// MaxProbeClasses. A caller that reads labels from a graph file passes
+	// the file's (hdf5io.ClassCount), so the probe and the trainer agree.
+	Classes int
 }
+
+// MaxProbeClasses bounds the classes of a probe whose ProbeOptions.Classes
+// is 0 (hdf5io.MaxClasses, the layout's limit, is the same): the probe's
+// output layer and its logits grow with the classes.
+const MaxProbeClasses = 1 << 16
 
 // Scores are the positional- and structural-awareness of a task: the
 // held-out accuracy of the same probe trained on each input, and the gains
@@ -98,12 +108,23 @@ func Probe(x *Matrix, labels []int64, opt ProbeOptions, seed uint64) (float64, e
 	if tf == 0 {
 		tf = 0.2
 	}
-	classes := 0
-	for _, l := range lab {
-		if l < 0 || l > 1<<20 {
-			return 0, fmt.Errorf("probe: label %d out of range", l)
+	classes, limit := opt.Classes, opt.Classes
+	if limit <= 0 {
+		limit = MaxProbeClasses
+	}
+	for i, l := range lab {
+		if l < 0 || l >= int64(limit) {
+			return 0, fmt.Errorf("probe: label %d of sample %d not in [0, %d)", l, i, limit)
 		}
-		classes = max(classes, int(l)+1)
+		if opt.Classes <= 0 {
+			classes = max(classes, int(l)+1)
+		}
+	}
+	// More classes than samples cannot be learnt from them, and the
+	// probe's cost grows with the classes: refuse rather than train a
+	// wide output layer on nothing.
+	if classes > len(lab) {
+		return 0, fmt.Errorf("probe: %d classes for %d samples", classes, len(lab))
 	}
 	train, test := Stratified(lab, tf, seed)
 	if len(train) == 0 || len(test) == 0 {

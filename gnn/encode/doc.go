@@ -66,6 +66,9 @@
 // means and standard deviations first: an MDS layout is only defined up to
 // rotation and reflection, and these statistics are invariant to node
 // order. On CSL (seed 1): raw 0.100, position 0.867, structure 1.000.
+// Labels are classes in [0, ProbeOptions.Classes) (1 + the largest label
+// when 0, then at most MaxProbeClasses); a probe with more classes than
+// samples is refused, since its output layer would learn from nothing.
 //
 // # Fusion (Fuse)
 //

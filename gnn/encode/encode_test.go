@@ -238,3 +238,44 @@ func TestAwarenessCSL(t *testing.T) {
 		t.Errorf("CSL awareness %v", sc)
 	}
 }
+
+// TestProbeClasses: labels outside [0, Classes), or above
+// MaxProbeClasses without Classes, are errors naming the sample; more
+// classes than samples are refused before a wide output layer is built
+// (a label of 10^6 made the probe of 400 nodes run without end).
+func TestProbeClasses(t *testing.T) {
+	n := 40
+	x := &Matrix{Rows: n, Cols: 2, Data: make([]float32, 2*n)}
+	labels := make([]int64, n)
+	for i := range labels {
+		labels[i] = int64(i % 2)
+		x.Data[2*i] = float32(i % 2)
+	}
+	opt := ProbeOptions{Epochs: 20}
+	for _, tc := range []struct {
+		desc    string
+		classes int
+		set     func(l []int64)
+		want    string
+	}{
+		{"as given", 0, func([]int64) {}, ""},
+		{"classes above the labels", 5, func([]int64) {}, ""},
+		{"label at classes", 2, func(l []int64) { l[7] = 2 }, "probe: label 2 of sample 7 not in [0, 2)"},
+		{"negative", 0, func(l []int64) { l[3] = -1 }, "probe: label -1 of sample 3 not in [0, 65536)"},
+		{"10^6", 0, func(l []int64) { l[0] = 1_000_000 }, "probe: label 1000000 of sample 0 not in [0, 65536)"},
+		{"more classes than samples", 0, func(l []int64) { l[0] = 60000 }, "probe: 60001 classes for 40 samples"},
+		{"given classes above the samples", 1000, func([]int64) {}, "probe: 1000 classes for 40 samples"},
+	} {
+		l := append([]int64(nil), labels...)
+		tc.set(l)
+		o := opt
+		o.Classes = tc.classes
+		acc, err := Probe(x, l, o, 1)
+		switch {
+		case tc.want == "" && (err != nil || acc < 0.9):
+			t.Errorf("%s: accuracy %v, %v", tc.desc, acc, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("%s: %v, want %q", tc.desc, err, tc.want)
+		}
+	}
+}

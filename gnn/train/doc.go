@@ -26,7 +26,11 @@
 //     cached with them.
 //  2. Split a communicator for the gradients off the launched one (the
 //     pipeline splits its own for sampling and fetching), and agree on the
-//     classes: 1 + the largest label of any rank's nodes.
+//     classes by the layout's rule (hdf5io.ClassCount: /node/label's
+//     num_classes attribute, else 1 + the largest label of any rank's
+//     nodes; the reader has checked every label is -1, unlabelled, or a
+//     class below hdf5io.MaxClasses). An unlabelled training node, or no
+//     labelled node at all, stops every rank with the same error.
 //  3. With UseLabels, append the label inputs (the label trick: Shi et
 //     al., "Masked Label Prediction: Unified Message Passing Model for
 //     Semi-Supervised Classification", IJCAI 2021; Wang et al., "Bag of
@@ -48,9 +52,9 @@
 //     with an empty batch (the ranks run as many batches as the busiest)
 //     adds zeros.
 //  6. After each epoch, the accuracy on the valid and test splits: each
-//     rank classifies its own nodes of the split, sampled with EvalFanouts
-//     under sampling keys apart from training's, and the counts are summed
-//     over the ranks.
+//     rank classifies its own labelled nodes of the split, sampled with
+//     EvalFanouts under sampling keys apart from training's, and the
+//     counts are summed over the ranks.
 //
 // # The pipeline
 //

@@ -87,9 +87,12 @@ type Report struct {
 
 // Setup is what a rank settled before its first epoch.
 type Setup struct {
-	Nodes   int64 // in the whole graph
-	Ranks   int
-	Classes int // 1 + the largest label of any node
+	Nodes int64 // in the whole graph
+	Ranks int
+	// Classes is the number of classes, by the layout's rule
+	// (hdf5io.ClassCount): /node/label's num_classes attribute, else 1 +
+	// the largest label of any node.
+	Classes int
 	// Cache is the feature cache in force: its policy (empty for none)
 	// and its budget in bytes (with UseLabels, of the wider rows).
 	Cache dist.CacheOptions
@@ -110,8 +113,9 @@ type Epoch struct {
 	CacheHitRatio        float64 // of the rank's feature cache; 0 without one
 	RemoteBytes          int64   // sent by all ranks, sampling and feature rounds
 	Loss                 float64 // the mean training loss per seed
-	// Valid and Test are the accuracies on the valid and test splits;
-	// NaN when the file has no such split.
+	// Valid and Test are the accuracies on the labelled nodes of the
+	// valid and test splits (unlabelled ones, label -1, are left out);
+	// NaN when the file has no such split or it has no labelled node.
 	Valid, Test float64
 }
 
@@ -141,7 +145,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 		return nil, err
 	}
 	defer grads.Close()
-	classes, err := numClasses(ctx, grads, shard)
+	classes, err := numClasses(ctx, grads, shard, j.sum)
 	if err != nil {
 		return nil, err
 	}
@@ -282,17 +286,36 @@ func (j *Job) loadShard(size, rank int) (*dist.Shard, error) {
 	return dist.FromGraph(g, "all", 0, dist.LoadOptions{})
 }
 
-// numClasses is 1 + the largest label of any rank's nodes.
-func numClasses(ctx context.Context, c *collective.Comm, s *dist.Shard) (int, error) {
-	mx := []int64{0}
+// numClasses is the number of classes by the layout's rule
+// (hdf5io.ClassCount) over every rank's labels, which the reader checked
+// against it. Every rank also looks for an unlabelled training node, so
+// that all of them fail together, naming the first.
+func numClasses(ctx context.Context, c *collective.Comm, s *dist.Shard, sum *hdf5io.Summary) (int, error) {
+	// The largest label, and the negated smallest unlabelled training
+	// node (-MaxInt64 when there is none): one Max reduces both.
+	mx := []int64{hdf5io.Unlabelled, -math.MaxInt64}
 	ids := s.IDs()
 	for i := range ids {
 		mx[0] = max(mx[0], s.Label(int64(i)))
 	}
+	for _, v := range s.Train() {
+		if i, ok := s.Local(v); ok && s.Label(i) < 0 {
+			mx[1] = max(mx[1], -v)
+			break
+		}
+	}
 	if err := c.AllReduce(ctx, collective.Buf(mx), collective.Buf(mx), collective.Max); err != nil {
 		return 0, err
 	}
-	return int(mx[0]) + 1, nil
+	if mx[1] != -math.MaxInt64 {
+		return 0, fmt.Errorf("train: %s: node %d of %s/train is unlabelled (%s[%d] = %d): a training node needs a class",
+			sum.Path, -mx[1], hdf5io.GroupSplit, hdf5io.DatasetLabel, -mx[1], hdf5io.Unlabelled)
+	}
+	k := hdf5io.ClassCount(sum.NumClasses, mx[0])
+	if k == 0 {
+		return 0, fmt.Errorf("train: %s: no node is labelled (%s is %d everywhere)", sum.Path, hdf5io.DatasetLabel, hdf5io.Unlabelled)
+	}
+	return k, nil
 }
 
 // evalSeeds returns the rank's own nodes of the valid and test splits.
@@ -438,6 +461,9 @@ func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c *colle
 		logits := m.forward(blocks, xt, false)
 		k := logits.Row()
 		for j := range mine {
+			if labels[j] < 0 {
+				continue // unlabelled: not counted
+			}
 			row := logits.Data[j*k : (j+1)*k]
 			best := 0
 			for c, v := range row {
@@ -448,8 +474,8 @@ func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c *colle
 			if int64(best) == labels[j] {
 				counts[0]++
 			}
+			counts[1]++
 		}
-		counts[1] += int64(len(mine))
 	}
 	if err := c.AllReduce(ctx, collective.Buf(counts), collective.Buf(counts), collective.Sum); err != nil {
 		return 0, err

@@ -368,3 +368,58 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestClassRule: the classes come from the layout's rule (the
+// num_classes attribute here), unlabelled nodes (-1) of the valid and
+// test splits are left out of the accuracy, an unlabelled training node
+// stops every rank with the same error naming it, and a label beyond the
+// rule stops the load naming /node/label. Files are changed with h5py,
+// as Python users change them.
+func TestClassRule(t *testing.T) {
+	for _, tc := range []struct {
+		desc, code string
+		want       string // every rank's error; "" trains
+		check      func(t *testing.T, r *Result)
+	}{
+		{desc: "num_classes", code: "f['node/label'].attrs['num_classes'] = 9", check: func(t *testing.T, r *Result) {
+			if r.Setup.Classes != 9 {
+				t.Errorf("Classes %d, want 9 (the attribute)", r.Setup.Classes)
+			}
+		}},
+		{desc: "valid unlabelled", code: "l = f['node/label'][:]; l[f['split/valid'][:]] = -1; f['node/label'][:] = l", check: func(t *testing.T, r *Result) {
+			if e := r.Epochs[0]; !math.IsNaN(e.Valid) || math.IsNaN(e.Test) || r.Setup.Classes != 4 {
+				t.Errorf("valid %v, test %v, classes %d: want NaN (no labelled node), a number, 4", e.Valid, e.Test, r.Setup.Classes)
+			}
+		}},
+		{desc: "training node unlabelled", code: "v = int(f['split/train'][5]); f['node/label'][v] = -1; print(v)",
+			want: "of /split/train is unlabelled (/node/label["},
+		{desc: "label 2^40", code: "f['node/label'][9] = 2**40", want: "/node/label[9] = 1099511627776: a label is -1 (unlabelled) or a class in [0, 65536)"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			data, _ := sbmFile(t, graph.SBMOptions{Nodes: 400, Blocks: 4, DegIn: 6, DegOut: 2, FeatDim: 4})
+			gnntest.H5py(t, data, tc.code)
+			j, err := NewJob(Options{Data: data, Partition: "random", Fanouts: []int{4}, Batch: 64, Epochs: 1, Hidden: 8, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := make([]*Result, 2)
+			errs := gnntest.RunRanks(t, 2, time.Minute, func(c *collective.Comm) error {
+				r, err := j.Run(context.Background(), c, Report{})
+				res[c.Rank()] = r
+				return err
+			})
+			for rank, err := range errs {
+				switch {
+				case tc.want == "" && err != nil:
+					t.Errorf("rank %d: %v", rank, err)
+				case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), data)):
+					t.Errorf("rank %d: %v, want an error naming %s and %q", rank, err, data, tc.want)
+				default:
+					t.Logf("rank %d: %v", rank, err)
+				case tc.want == "":
+					tc.check(t, res[rank])
+				}
+			}
+		})
+	}
+}

@@ -13,6 +13,10 @@
 // write of this process uses the file (a process that had the same pid
 // before). A file of another host (a shared file system) is never removed:
 // its owner may still be running there.
+//
+// LockFinal is the writers' lock of a final path: a flock on
+// .<base of FINAL>.weft-lock beside it, held from reading what a writer
+// changes to its rename, so that two writers of one file take turns.
 package tmpfile
 
 import (

@@ -3,6 +3,7 @@ package gnntest
 
 import (
 	"math/rand/v2"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -86,4 +87,19 @@ func name(p string, k int) string { return p + string(rune('0'+k)) }
 // CSR views the graph's arrays as a graph.CSR.
 func CSR(g *hdf5io.Graph) *graph.CSR {
 	return &graph.CSR{NumNodes: g.NumNodes, Directed: g.Directed, Indptr: g.Indptr, Indices32: g.Indices32, Indices64: g.Indices64}
+}
+
+// H5py changes the file at path with the Python statements code, as a
+// Python user would (f: the file opened by h5py read-write, np: numpy),
+// through Debian's /usr/bin/python3. Without h5py the test is skipped.
+func H5py(t testing.TB, path, code string) {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import h5py, numpy").Run(); err != nil {
+		t.Skipf("%s cannot import h5py and numpy (%v): install python3-h5py", python, err)
+	}
+	script := "import sys, h5py, numpy as np\nf = h5py.File(sys.argv[1], 'r+')\n" + code + "\nf.close()\n"
+	if out, err := exec.Command(python, "-c", script, path).CombinedOutput(); err != nil {
+		t.Fatalf("h5py: %v\n%s\n%s", err, code, out)
+	}
 }
