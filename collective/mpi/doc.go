@@ -85,9 +85,10 @@
 // # Signature check
 //
 // Ranks that call different collectives, or the same one with another
-// count, type, reduction, root or block counts, would exchange garbage,
-// crash the library (a float64 allreduce against a float32 one ended Open
-// MPI 4.1 with "double free or corruption" at 4 ranks) or hang. So before
+// count, type, reduction, root or block counts, would exchange garbage
+// without an error, fail on some ranks only (MPI_ERR_TRUNCATE), hang, or
+// crash inside the library; Open MPI 4.1 does each, depending on the
+// sizes and the number of ranks. So before
 // each collective every rank hashes those arguments into 62 bits h and
 // one MPI_Allreduce of (h, -h) with MPI_MAX, 16 bytes, tells every rank
 // whether the largest hash is the smallest. Only when they differ do the
