@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runRole(role))
 	}
 	code := m.Run()
+	closeBench()
 	if mpich.dir != "" {
 		os.RemoveAll(mpich.dir)
 	}
