@@ -140,7 +140,11 @@ func TestStoppedRank(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
-			defer syscall.Kill(pid, syscall.SIGKILL) // if the launcher left it
+			defer func() { // if the launcher left it
+				if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(b), ".test") {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
 			stopped := time.Now()
 			ended(t, out, done, stopped, 40*time.Second,
 				"MPI_Allreduce, op #", "allreduce(1024 x float32, sum)", "WEFT_TIMEOUT 2s", "MPI_Abort (exit status 124)")
