@@ -11,7 +11,6 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,15 +174,6 @@ func (c *conn) limit() time.Duration {
 	return c.w.set.timeout + time.Duration(float64(n)/slowest*float64(time.Second))
 }
 
-// What a rank says of its part in a communicator, in the first byte of
-// its answer.
-const (
-	stateCall  = 'C' // inside the MPI call of a collective
-	stateCheck = 'K' // in the signature check before one
-	stateIdle  = 'I' // in no collective of it
-	stateNone  = 'N' // has no such communicator
-)
-
 // state is what c is doing, for the other ranks' questions.
 func (c *conn) state() (state byte, seq int64, text string) {
 	c.watch.mu.Lock()
@@ -319,20 +309,6 @@ func (c *conn) fire(waited time.Duration) {
 	time.Sleep(abortGrace)
 	C.weft_abort(C.weft_comm_world(), abortCode)
 	select {} // MPI_Abort does not return
-}
-
-// parseAnswer splits an answer into its state, the op it is at and its
-// text; text is "" for no answer.
-func parseAnswer(a string) (state byte, seq int64, text string) {
-	f := strings.SplitN(a, " ", 3)
-	if len(f) < 3 || len(f[0]) != 1 {
-		return 0, -1, ""
-	}
-	seq, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0, -1, ""
-	}
-	return f[0][0], seq, f[2]
 }
 
 func ranks(rs []string) string {

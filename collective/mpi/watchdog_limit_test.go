@@ -26,15 +26,3 @@ func TestLimit(t *testing.T) {
 		}
 	}
 }
-
-func TestParseAnswer(t *testing.T) {
-	st, seq, text := parseAnswer("C 12 pid 7 on h: inside MPI_Bcast, op #12: broadcast(3 x uint8, root 0)")
-	if st != stateCall || seq != 12 || text != "pid 7 on h: inside MPI_Bcast, op #12: broadcast(3 x uint8, root 0)" {
-		t.Errorf("got %c %d %q", st, seq, text)
-	}
-	for _, a := range []string{"", "C", "C x text", "CC 1 text"} {
-		if _, _, text := parseAnswer(a); text != "" {
-			t.Errorf("%q: text %q, want none", a, text)
-		}
-	}
-}
