@@ -93,6 +93,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) ./internal/rendezvous
 	$(GO) test -run '^$$' -fuzz '^FuzzNativeEqualsGo$$' -fuzztime $(FUZZTIME) ./internal/reduce
 	$(GO) test -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) ./collective/transport/shm
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./collective/mpi
+	$(GO) test -run '^$$' -fuzz '^FuzzSignatures$$' -fuzztime $(FUZZTIME) ./collective/mpi
 	$(GO) test -run '^$$' -fuzz '^FuzzEdgeList$$' -fuzztime $(FUZZTIME) ./ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzNpy$$' -fuzztime $(FUZZTIME) ./ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzIDX$$' -fuzztime $(FUZZTIME) ./graph

@@ -68,11 +68,10 @@
 //   - Peers are not told of a failure: Abort and a context's end fail this
 //     process's communicators only; MPI's only remedy is MPI_Abort, which
 //     ends the whole job (Comm.AbortJob). Open MPI and MPICH end the job
-//     when a rank dies, so ErrPeerLost and ErrTimeout are never returned.
-//   - Mismatched collectives are not detected: ranks that call different
-//     collectives, or the same one with other counts or types, may hang,
-//     receive garbage, or get ErrMismatch (MPI_ERR_TRUNCATE), as the
-//     library happens to react.
+//     when a rank dies, and the watchdog (below) ends it when a collective
+//     waits too long, so ErrPeerLost and ErrTimeout are never returned.
+//   - MPI does not compare the arguments of a collective across ranks; the
+//     signature check (below) does, unless WEFT_CHECK=off.
 //   - Send may wait for the matching Recv (MPI's standard mode uses a
 //     rendezvous for large messages).
 //   - Tags stop at the library's MPI_TAG_UB (2^31-1 in Open MPI 4.1,
@@ -82,6 +81,71 @@
 //     communicator calls MPI_Finalize (unless calls are still inside MPI,
 //     when the process should exit instead), and a later Open fails with
 //     ErrClosed.
+//
+// # Signature check
+//
+// Ranks that call different collectives, or the same one with another
+// count, type, reduction, root or block counts, would exchange garbage
+// without an error, fail on some ranks only (MPI_ERR_TRUNCATE), hang, or
+// crash inside the library; Open MPI 4.1 does each, depending on the
+// sizes and the number of ranks. So before
+// each collective every rank hashes those arguments into 62 bits h and
+// one MPI_Allreduce of (h, -h) with MPI_MAX, 16 bytes, tells every rank
+// whether the largest hash is the smallest. Only when they differ do the
+// ranks gather every signature (MPI_Allgather) and return the same error
+// wrapping ErrMismatch, which names both calls and blames the rank of the
+// smallest group (of two groups alike in size, the one whose lowest world
+// rank is higher: the rule of Weft's own transports), before any of the
+// call's bytes moves; the communicator, and its world, are then failed,
+// as on every backend. AllToAllV's counts, which differ by rank, are not
+// compared (MPI matches them pair by pair); calls on different
+// communicators never meet (each is an MPI communicator of its own), so
+// they hang, and the watchdog ends the job. WEFT_CHECK chooses: all (the
+// default; also 1), first (the first collective of each communicator
+// only), off (also 0). The check costs one 16-byte MPI_Allreduce a call:
+// about doubles an 8-byte allreduce, nothing measurable at 64 MiB
+// (docs/BENCHMARKS.md); set WEFT_CHECK=off for a program whose calls are
+// known to match and whose small collectives count. Open agrees on it:
+// when the ranks' WEFT_CHECK differ, or one does not parse, every rank's
+// Open fails with ErrInvalid naming the rank (a rank that checks would
+// make an extra call that one which does not would match against its next
+// operation).
+//
+// A message longer than its receive (MPI_ERR_TRUNCATE) fails the receive
+// with ErrMismatch, naming and blaming the sender.
+//
+// # Watchdog
+//
+// MPI cannot interrupt a call, and cannot tell a stopped rank from a slow
+// one: a rank stopped by SIGSTOP, hung, or that never calls the collective
+// the others are in would keep them waiting for ever. So a goroutine of
+// each process looks at its collectives inside MPI every 100 ms; when one
+// has been there longer than the world's timeout (WEFT_TIMEOUT, or
+// collective.WithTimeout; 0 turns the watchdog off) plus its bytes at
+// 100 MB/s (so that a large call on a slow network is not taken for a
+// stuck one), the rank asks the other ranks of the communicator what they
+// are doing, over a duplicate of MPI_COMM_WORLD of its own, and waits up
+// to a quarter of the timeout (0.5 to 5 s) for their answers. It prints on
+// stderr, every line naming itself: its call (the MPI function, the op's
+// number on the communicator, the signature), how long it waited, each
+// answer (inside which op, or idle and which op it did last, or no
+// answer), and the likely cause: a rank that did not answer (stopped, or
+// stuck where its Go runtime cannot run), else a rank that answered but
+// has not joined the op; then it calls MPI_Abort, and the job ends with
+// exit status 124.
+//
+// What remains: the job ends where Weft's transports return ErrTimeout
+// (MPI cannot return from the call); the watchdog measures a call's time
+// inside MPI, not its progress, so a collective that legitimately waits
+// longer than the timeout (a rank that writes a checkpoint for minutes
+// before a barrier) ends the job too: raise WEFT_TIMEOUT for such
+// programs, as on Weft's transports. Send, Recv, Probe and the MPI calls of
+// Open, Split and Close are not watched (a receive may wait for a message
+// as long as the program likes; bound it with IRecv and Wait's context). A
+// collective given up on by its context stays watched while MPI holds it.
+// Under MPICH, a rank blocked inside a call may not answer within the
+// wait either (its threads share one lock), so the lines may name more
+// ranks than are stopped.
 //
 // # Performance
 //
@@ -110,6 +174,8 @@
 //
 // # Environment
 //
-// The package reads no WEFT_* variables; the MPI library reads its own
-// (OMPI_MCA_*, MPIR_CVAR_*, UCX_*), and GOMAXPROCS is honoured as said.
+// The package reads WEFT_CHECK (all, first or off; params.go) and the
+// front end's WEFT_TIMEOUT (the watchdog's limit, default 60s); the MPI
+// library reads its own (OMPI_MCA_*, MPIR_CVAR_*, UCX_*), and GOMAXPROCS
+// is honoured as said.
 package mpi

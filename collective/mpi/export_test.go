@@ -16,3 +16,12 @@ func Abandoned() (pendings int, calls int64) {
 
 // ApplyKernel runs the C kernel of a reduction (see applyKernel).
 var ApplyKernel = applyKernel
+
+// SetCheck makes the Opens that follow run as if WEFT_CHECK were mode,
+// and returns what undoes it. Every rank must make the same calls.
+func SetCheck(mode string) (restore func()) {
+	old := paramCheck
+	m, err := parseCheck(mode)
+	paramCheck = func() (checkMode, error) { return m, err }
+	return func() { paramCheck = old }
+}

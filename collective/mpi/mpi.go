@@ -47,6 +47,7 @@ var lib struct {
 	own       bool  // this package initialised MPI, so it finalises it
 	finalized bool
 	users     int // conns not yet closed
+	opens     int // Opens that made a communicator (the key of the next)
 
 	active atomic.Int64 // calls inside MPI, on any conn
 
@@ -100,9 +101,11 @@ func cstring(buf []byte, n C.int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// world is what the conns of one Open share: the failure Abort set.
+// world is what the conns of one Open share: the failure Abort set, and
+// the settings every rank agreed on.
 type world struct {
 	failed atomic.Pointer[driver.Failure]
+	set    settings
 }
 
 // conn is one rank's part of a communicator over MPI.
@@ -113,9 +116,28 @@ type conn struct {
 	size  int
 	tagUB int
 
+	world []int  // the world rank of each rank, the numbering errors use
+	key   uint64 // the same on every member: how the watchdogs' questions name it
+
 	mu      sync.Mutex
 	pending map[*pending]struct{} // Sends and Recvs started and not yet complete
 	lost    int                   // pendings abandoned while MPI still runs them
+
+	// The collectives, which the front end runs one at a time (Split too).
+	seq    int64     // collectives run so far
+	splits int       // Splits made on this conn, for the key of the next
+	agreed *[2]int64 // the signature check's buffer (an allocation of its own, for cgo's check)
+
+	// What the watchdog sees (watchdog.go): running is the collective
+	// inside MPI, (seq+1)<<1, plus 1 during its signature check, and 0
+	// when none; watch holds its signature, or the last one's.
+	running atomic.Int64
+	watch   struct {
+		mu    sync.Mutex
+		cur   sig
+		bytes int  // the larger of its buffers
+		ran   bool // cur holds a call
+	}
 }
 
 var (
@@ -152,7 +174,20 @@ func open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 	if rc := C.weft_comm_dup(C.weft_comm_world(), &comm); rc != 0 {
 		return nil, failure("MPI_Comm_dup of MPI_COMM_WORLD", rc)
 	}
-	c, err := newConnLocked(comm, &world{})
+	lib.opens++
+	w := &world{set: settingsOf(cfg)}
+	if err := agreeSettings(comm, w.set); err != nil {
+		// Every rank fails here alike. A process with no communicator
+		// left finalises MPI, so that it can exit cleanly.
+		C.weft_comm_free(&comm)
+		if lib.users == 0 && lib.own && lib.active.Load() == 0 {
+			watchStop()
+			lib.finalized = true
+			C.weft_finalize(1)
+		}
+		return nil, err
+	}
+	c, err := newConnLocked(comm, w, mix(uint64(lib.opens)))
 	if err != nil {
 		C.weft_comm_free(&comm)
 		return nil, err
@@ -204,7 +239,54 @@ func startLocked() error {
 		lib.err = f
 		return lib.err
 	}
+	if err := watchSetup(); err != nil {
+		lib.err = err
+		return lib.err
+	}
 	return nil
+}
+
+// agreeSettings makes sure every rank of a new world runs with the same
+// WEFT_CHECK: a rank that checks its collectives makes an extra collective
+// call that one which does not would match against its next operation.
+// It gathers every rank's setting on comm (collective, like Open) and
+// fails on every rank, naming the rank to blame, when one could not parse
+// its value or they differ.
+func agreeSettings(comm C.MPI_Comm, set settings) error {
+	var rank, size, ub C.int
+	if rc := C.weft_comm_info(comm, &rank, &size, &ub); rc != 0 {
+		return failure("MPI_Comm_rank or MPI_Comm_size", rc)
+	}
+	all := make([]int64, size)
+	mine := []int64{int64(set.check)}
+	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), 1, C.WEFT_I64, 0, comm); rc != 0 {
+		return failure("MPI_Allgather of WEFT_CHECK", rc)
+	}
+	world, err := worldRanks(comm, size)
+	if err != nil {
+		return err
+	}
+	for r, m := range all {
+		if checkMode(m) != checkInvalid {
+			continue
+		}
+		msg := fmt.Sprintf("rank %d's WEFT_CHECK is not all, first or off", world[r])
+		if r == int(rank) {
+			msg = fmt.Sprintf("rank %d: %v", world[r], set.checkErr)
+		}
+		return &driver.Failure{Kind: driver.ErrInvalid, Culprit: world[r], Origin: -1, Msg: msg}
+	}
+	groups := blame(all, world)
+	if len(groups) == 1 {
+		return nil
+	}
+	parts := make([]string, len(groups))
+	for k, g := range groups {
+		parts[len(groups)-1-k] = fmt.Sprintf("%s %s %v", rankList(g, world), map[bool]string{true: "has", false: "have"}[len(g) == 1], checkMode(all[g[0]]))
+	}
+	culprit := world[groups[0][0]]
+	return &driver.Failure{Kind: driver.ErrInvalid, Culprit: culprit, Origin: -1, Msg: fmt.Sprintf(
+		"WEFT_CHECK differs between ranks: %s; set it alike on every rank (mpirun -x WEFT_CHECK)", strings.Join(parts, ", "))}
 }
 
 // Check says whether this binary's MPI library can start a world that
@@ -240,15 +322,36 @@ func checkLauncher(l *driver.Launch) error {
 		"the %s launcher started %d processes, but MPI_COMM_WORLD has %d: this binary is linked against %s", l.Launcher, l.Size, size, built)}
 }
 
-// newConnLocked wraps an MPI communicator and counts it as a user of the
-// library. lib.mu is held.
-func newConnLocked(comm C.MPI_Comm, w *world) (*conn, error) {
+// newConnLocked wraps an MPI communicator, counts it as a user of the
+// library and shows it to the watchdog. lib.mu is held.
+func newConnLocked(comm C.MPI_Comm, w *world, key uint64) (*conn, error) {
 	var rank, size, ub C.int
 	if rc := C.weft_comm_info(comm, &rank, &size, &ub); rc != 0 {
 		return nil, failure("MPI_Comm_rank or MPI_Comm_size", rc)
 	}
+	ws, err := worldRanks(comm, size)
+	if err != nil {
+		return nil, err
+	}
 	lib.users++
-	return &conn{w: w, comm: comm, rank: int(rank), size: int(size), tagUB: int(ub), pending: make(map[*pending]struct{})}, nil
+	c := &conn{w: w, comm: comm, rank: int(rank), size: int(size), tagUB: int(ub), world: ws, key: key,
+		pending: make(map[*pending]struct{}), agreed: new([2]int64)}
+	watchAdd(c)
+	return c, nil
+}
+
+// worldRanks is the rank in MPI_COMM_WORLD of each of the size ranks of
+// comm.
+func worldRanks(comm C.MPI_Comm, size C.int) ([]int, error) {
+	cs := make([]C.int, size)
+	if rc := C.weft_world_ranks(comm, size, &cs[0]); rc != 0 {
+		return nil, failure("MPI_Group_translate_ranks", rc)
+	}
+	ws := make([]int, size)
+	for i, r := range cs {
+		ws[i] = int(r)
+	}
+	return ws, nil
 }
 
 // Library returns the MPI library's version string
@@ -277,7 +380,10 @@ func (c *conn) Uninterruptible() {}
 // --- running calls ---------------------------------------------------------
 
 // Run makes the blocking MPI call of a on the caller's goroutine. MPI
-// cannot interrupt it: ctx is checked before the call only.
+// cannot interrupt it: ctx is checked before the call only. A collective
+// first agrees on its signature with the other ranks (WEFT_CHECK), and the
+// watchdog ends the job if it stays inside MPI past its limit (package
+// doc).
 func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 	select {
 	case <-ctx.Done():
@@ -287,12 +393,70 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 	}
 	keepScheduled(len(a.Send) + len(a.Recv))
 	lib.active.Add(1)
-	err := c.run(a)
+	var err error
+	if a.Kind.Collective() {
+		err = c.collective(a)
+	} else {
+		err = c.run(a)
+	}
 	lib.active.Add(-1)
 	if err == nil && a.Op == driver.Avg && len(a.Recv) > 0 {
 		reduce.Scale(a.DType, a.Recv, c.size) // Avg is MPI's sum, divided here as the other backends do
 	}
 	return err
+}
+
+// collective runs the collective a: its signature check when WEFT_CHECK
+// asks for one, then the MPI call, both under the watchdog's eye.
+func (c *conn) collective(a *driver.Call) error {
+	seq := c.seq
+	c.seq++
+	s := sigOf(a, seq)
+	check := c.w.set.check.on(seq)
+	id := (seq + 1) << 1
+	c.watch.mu.Lock()
+	c.watch.cur, c.watch.bytes, c.watch.ran = s, max(len(a.Send), len(a.Recv)), true
+	if check {
+		c.running.Store(id | 1)
+	} else {
+		c.running.Store(id)
+	}
+	c.watch.mu.Unlock()
+	var err error
+	if check {
+		err = c.agree(s)
+		c.running.Store(id)
+	}
+	if err == nil {
+		err = c.run(a)
+	}
+	c.running.Store(0)
+	return err
+}
+
+// agree is the signature check (sig.go): one MPI_Allreduce of (h, -h)
+// with MPI_MAX tells every rank whether all hashes are equal; if not, the
+// ranks gather every signature and return the same ErrMismatch, which
+// names the rank to blame, before any of the call's data moves.
+func (c *conn) agree(s sig) error {
+	h := s.hash()
+	*c.agreed = [2]int64{h, -h}
+	p := unsafe.Pointer(c.agreed)
+	if rc := C.weft_allreduce(p, p, 2, C.WEFT_I64, C.WEFT_MAX, 1, c.comm); rc != 0 {
+		return failure("MPI_Allreduce of the call's signature (WEFT_CHECK)", rc)
+	}
+	if c.agreed[0] == -c.agreed[1] {
+		return nil
+	}
+	mine, all := s.words(), make([]int64, sigWords*c.size)
+	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), sigWords, C.WEFT_I64, 0, c.comm); rc != 0 {
+		return failure("MPI_Allgather of the calls' signatures (WEFT_CHECK)", rc)
+	}
+	sigs := make([]sig, c.size)
+	for r := range sigs {
+		sigs[r] = sigFrom(all[r*sigWords:])
+	}
+	return mismatch(sigs, c.world)
 }
 
 func (c *conn) run(a *driver.Call) error {
@@ -357,6 +521,8 @@ func (c *conn) run(a *driver.Call) error {
 		rc = C.weft_recv(r, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
 		if rc == 0 {
 			a.Status = status(st)
+		} else {
+			return c.recvFailure("MPI_Recv", a, rc, st)
 		}
 	case driver.Gather, driver.GatherV:
 		in, cnt, displ := false, []C.int{0}, []C.int{0}
@@ -448,6 +614,29 @@ var mpiName = map[driver.Kind]string{
 	driver.Barrier: "MPI_Barrier", driver.Send: "MPI_Send", driver.Recv: "MPI_Recv",
 	driver.Gather: "MPI_Gather", driver.GatherV: "MPI_Gatherv", driver.Scatter: "MPI_Scatter",
 	driver.ScatterV: "MPI_Scatterv", driver.Scan: "MPI_Scan", driver.Exscan: "MPI_Exscan",
+}
+
+// recvFailure is the error of a receive a that MPI failed with rc: for a
+// message longer than the buffer (MPI_ERR_TRUNCATE) an ErrMismatch that
+// names the sender (st, which MPI fills then) and blames it, as Weft's
+// transports do.
+func (c *conn) recvFailure(what string, a *driver.Call, rc C.int, st C.weft_status) *driver.Failure {
+	f := failure(what, rc)
+	if f.Kind != driver.ErrMismatch {
+		return f
+	}
+	src, tag := a.Peer, a.Tag
+	if s := int(st.source); s >= 0 && s < c.size {
+		src, tag = s, int(st.tag)
+	}
+	from := "a rank"
+	if src >= 0 && src < c.size {
+		f.Culprit = c.world[src]
+		from = fmt.Sprintf("rank %d", f.Culprit)
+	}
+	f.Msg = fmt.Sprintf("%s sent a message (tag %d) longer than rank %d's receive of %d x %v (%d bytes)",
+		from, tag, c.world[c.rank], a.Count, a.DType, len(a.Recv))
+	return f
 }
 
 // status is a receive's or a probe's status as MPI reports it.
@@ -568,6 +757,8 @@ func (p *pending) poll() bool {
 	var st C.weft_status
 	rc := C.weft_test(p.req, &flag, &st)
 	switch {
+	case rc != 0 && flag != 0 && p.a.Kind == driver.Recv:
+		p.finishLocked(p.c.recvFailure("MPI_Test of an MPI_Irecv", p.a, rc, st))
 	case rc != 0 && flag != 0:
 		p.finishLocked(failure("MPI_Test", rc))
 	case rc != 0:
@@ -685,6 +876,8 @@ func (c *conn) Split(ctx context.Context, color int, members []int) (driver.Conn
 	if members == nil {
 		color = -1
 	}
+	c.splits++
+	id := mix(c.key ^ mix(uint64(c.splits)<<32|uint64(uint32(color))))
 	var nc C.MPI_Comm
 	var isNull C.int
 	lib.active.Add(1)
@@ -698,7 +891,7 @@ func (c *conn) Split(ctx context.Context, color int, members []int) (driver.Conn
 	}
 	lib.mu.Lock()
 	defer lib.mu.Unlock()
-	sub, err := newConnLocked(nc, c.w)
+	sub, err := newConnLocked(nc, c.w, id)
 	if err != nil {
 		C.weft_comm_free(&nc)
 		return nil, err
@@ -744,6 +937,8 @@ func (c *conn) Close() error {
 	busy := lib.active.Load() > 0 || c.lost > 0 // MPI may still use the communicator
 	c.mu.Unlock()
 	if !busy {
+		// A call still inside MPI stays in the watchdog's eye.
+		watchRemove(c)
 		if rc := C.weft_comm_free(&c.comm); rc != 0 {
 			err = failure("MPI_Comm_free", rc)
 		}
@@ -757,11 +952,13 @@ func (c *conn) Close() error {
 	lib.abandonedMu.Lock()
 	stuck := len(lib.abandoned)
 	lib.abandonedMu.Unlock()
-	if stuck > 0 || lib.active.Load() > 0 {
-		// MPI still runs calls given up on: finalising now would hang or
-		// crash. The process should exit; the launcher then ends the job.
+	if stuck > 0 || lib.active.Load() > 0 || dog.fired.Load() {
+		// MPI still runs calls given up on (or a watchdog is ending the
+		// job): finalising now would hang or crash. The process should
+		// exit; the launcher then ends the job.
 		return err
 	}
+	watchStop()
 	lib.finalized = true
 	if rc := C.weft_finalize(1); rc != 0 && err == nil {
 		err = failure("MPI_Finalize", rc)

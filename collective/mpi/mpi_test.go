@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,11 +32,27 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv("WEFT_TEST_ROLE"); role != "" {
 		os.Exit(runRole(role))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	closeBench()
+	if mpich.dir != "" {
+		os.RemoveAll(mpich.dir)
+	}
+	os.Exit(code)
+}
+
+// roles are the parts of ranks that open their worlds themselves.
+var roles = map[string]func() int{
+	"mismatch": mismatchRole,
+	"checkvar": checkVarRole,
+	"stall":    stallRole,
+	"absent":   absentRole,
 }
 
 // runRole is one rank of an MPI job.
 func runRole(role string) int {
+	if r, ok := roles[role]; ok {
+		return r()
+	}
 	ctx := context.Background()
 	c, err := openMPI(ctx)
 	if err != nil {
@@ -183,22 +200,46 @@ func TestMPICH(t *testing.T) {
 	if err != nil {
 		t.Skip("mpiexec.mpich not found: install mpich and libmpich-dev (scripts/deps.sh does) to test the MPICH build")
 	}
-	bin := os.Args[0]
-	if !mpi.IsMPICH {
-		gobin, err := exec.LookPath("go")
-		if err != nil {
-			gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-			if _, err := os.Stat(gobin); err != nil {
-				t.Skip("no go command on PATH to build the MPICH variant")
-			}
-		}
-		bin = filepath.Join(t.TempDir(), "mpich.test")
-		build := exec.Command(gobin, "test", "-tags", "mpi,mpich", "-c", "-o", bin, ".")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go test -tags mpi,mpich -c: %v\n%s", err, out)
+	runJob(t, []string{mpiexec, "-n", "2", mpichBinary(t)}, 2, testing.Short())
+}
+
+// mpich is this package's test binary built against MPICH, made once for
+// the tests that run under mpiexec.mpich and removed by TestMain.
+var mpich struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// mpichBinary returns the MPICH build of this test binary: this one when
+// it is, else one built with -tags mpi,mpich (skipping the test when no go
+// command can build it).
+func mpichBinary(t *testing.T) string {
+	t.Helper()
+	if mpi.IsMPICH {
+		return os.Args[0]
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		gobin = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		if _, err := os.Stat(gobin); err != nil {
+			t.Skip("no go command on PATH to build the MPICH variant")
 		}
 	}
-	runJob(t, []string{mpiexec, "-n", "2", bin}, 2, testing.Short())
+	mpich.once.Do(func() {
+		if mpich.dir, mpich.err = os.MkdirTemp("", "weft-mpich-"); mpich.err != nil {
+			return
+		}
+		mpich.bin = filepath.Join(mpich.dir, "mpich.test")
+		build := exec.Command(gobin, "test", "-tags", "mpi,mpich", "-c", "-o", mpich.bin, ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			mpich.err = fmt.Errorf("go test -tags mpi,mpich -c: %v\n%s", err, out)
+		}
+	})
+	if mpich.err != nil {
+		t.Fatal(mpich.err)
+	}
+	return mpich.bin
 }
 
 // TestOpenMPIKilledRank kills rank 2 of 4 in the middle of a large

@@ -4,7 +4,9 @@
 #include "weft_scalar.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 // No fused multiply-add: every float operation rounds on its own, as in Go
 // (cgo does not accept -ffp-contract=off as a flag).
@@ -321,6 +323,27 @@ int weft_local_info(MPI_Comm c, int *rank, int *size) {
 	return rc;
 }
 
+int weft_world_ranks(MPI_Comm c, int n, int *out) {
+	MPI_Group g, w;
+	int rc = MPI_Comm_group(c, &g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_group(MPI_COMM_WORLD, &w);
+	if (rc != MPI_SUCCESS) {
+		MPI_Group_free(&g);
+		return rc;
+	}
+	int *in = malloc((size_t)n * sizeof *in);
+	if (in == NULL) rc = MPI_ERR_NO_MEM;
+	else {
+		for (int i = 0; i < n; i++) in[i] = i;
+		rc = MPI_Group_translate_ranks(g, n, in, w, out);
+		free(in);
+	}
+	MPI_Group_free(&g);
+	MPI_Group_free(&w);
+	return rc;
+}
+
 void weft_error_info(int code, char *buf, int *len, int *cls, int *kind) {
 	int n = 0;
 	if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS) n = 0;
@@ -398,6 +421,11 @@ static void status_of(MPI_Status *st, weft_status *out) {
 	out->bytes = n;
 }
 
+static int is_truncate(int rc) {
+	int cls = 0;
+	return MPI_Error_class(rc, &cls) == MPI_SUCCESS && cls == MPI_ERR_TRUNCATE;
+}
+
 static int source_of(int peer) { return peer == -1 ? MPI_ANY_SOURCE : peer; }
 static int tag_of(int tag) { return tag == -1 ? MPI_ANY_TAG : tag; }
 
@@ -405,7 +433,7 @@ int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request
 	if (req) return MPI_Irecv(b, n, dtype(dt), source_of(peer), tag_of(tag), c, req);
 	MPI_Status st;
 	int rc = MPI_Recv(b, n, dtype(dt), source_of(peer), tag_of(tag), c, &st);
-	if (rc == MPI_SUCCESS) status_of(&st, out);
+	if (rc == MPI_SUCCESS || is_truncate(rc)) status_of(&st, out);
 	return rc;
 }
 
@@ -414,8 +442,10 @@ int weft_test(MPI_Request *req, int *done, weft_status *out) {
 	*done = 0;
 	int rc = MPI_Test(req, done, &st);
 	if (rc != MPI_SUCCESS) {
-		// Failed: done when MPI has released the request.
+		// Failed: done when MPI has released the request. A truncated
+		// message was matched: its source and tag are known.
 		*done = *req == MPI_REQUEST_NULL;
+		if (*done && is_truncate(rc)) status_of(&st, out);
 		return rc;
 	}
 	if (*done) status_of(&st, out);
@@ -452,6 +482,69 @@ int weft_scatterv(const void *s, const int *counts, const int *displs, void *r, 
 int weft_scan(const void *s, void *r, int n, int dt, int op, int inplace, int exclusive, MPI_Comm c) {
 	if (exclusive) return MPI_Exscan(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c);
 	return MPI_Scan(sendbuf(s, inplace), r, n, dtype(dt), redop(dt, op), c);
+}
+
+// --- the watchdog's questions ---------------------------------------------------
+
+enum { WATCH_ASK = 1, WATCH_ANSWER = 2 };
+
+int weft_watch_poll(MPI_Comm c, int64_t *q, int *src, int *found) {
+	MPI_Status st;
+	int rc = MPI_Iprobe(MPI_ANY_SOURCE, WATCH_ASK, c, found, &st);
+	if (rc != MPI_SUCCESS || !*found) return rc;
+	*src = st.MPI_SOURCE;
+	return MPI_Recv(q, 2, MPI_INT64_T, st.MPI_SOURCE, WATCH_ASK, c, MPI_STATUS_IGNORE);
+}
+
+int weft_watch_answer(MPI_Comm c, int dest, const char *b, int n) {
+	// The copy is MPI's until the send completes, which nothing waits for:
+	// answers are made only while some rank ends the job.
+	char *copy = malloc((size_t)n);
+	if (copy == NULL) return MPI_ERR_NO_MEM;
+	memcpy(copy, b, (size_t)n);
+	MPI_Request r;
+	int rc = MPI_Isend(copy, n, MPI_CHAR, dest, WATCH_ANSWER, c, &r);
+	if (rc == MPI_SUCCESS) rc = MPI_Request_free(&r);
+	return rc;
+}
+
+int weft_watch_ask(MPI_Comm c, int n, const int *ranks, const int64_t *q, char *ans, int anslen, int *lens, double wait) {
+	MPI_Request *rr = malloc((size_t)n * sizeof *rr);
+	int64_t *qq = malloc(2 * sizeof *qq);
+	if (rr == NULL || qq == NULL) return MPI_ERR_NO_MEM;
+	qq[0] = q[0];
+	qq[1] = q[1];
+	for (int i = 0; i < n; i++) {
+		lens[i] = -1;
+		if (MPI_Irecv(ans + (size_t)i * anslen, anslen, MPI_CHAR, ranks[i], WATCH_ANSWER, c, &rr[i]) != MPI_SUCCESS)
+			rr[i] = MPI_REQUEST_NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		MPI_Request r;
+		if (MPI_Isend(qq, 2, MPI_INT64_T, ranks[i], WATCH_ASK, c, &r) == MPI_SUCCESS) MPI_Request_free(&r);
+	}
+	double end = MPI_Wtime() + wait;
+	for (int left = n; left > 0 && MPI_Wtime() < end;) {
+		for (int i = 0; i < n; i++) {
+			if (lens[i] >= 0 || rr[i] == MPI_REQUEST_NULL) continue;
+			int done = 0;
+			MPI_Status st;
+			if (MPI_Test(&rr[i], &done, &st) == MPI_SUCCESS && done) {
+				int k = 0;
+				if (MPI_Get_count(&st, MPI_CHAR, &k) != MPI_SUCCESS || k == MPI_UNDEFINED) k = 0;
+				lens[i] = k;
+				left--;
+			}
+		}
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	// qq stays (the questions' sends are not waited for), and so do ans and
+	// rr while a receive is still posted.
+	int left = 0;
+	for (int i = 0; i < n; i++) left += lens[i] < 0 && rr[i] != MPI_REQUEST_NULL;
+	if (left == 0) free(rr);
+	return MPI_SUCCESS;
 }
 
 void weft_yield(void) { sched_yield(); }

@@ -61,6 +61,9 @@ int weft_abort(MPI_Comm c, int code);
 // weft_local_info: this rank's place among the ranks of c that share its
 // node (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED).
 int weft_local_info(MPI_Comm c, int *rank, int *size);
+// weft_world_ranks: the rank in MPI_COMM_WORLD of each of the n ranks of c
+// (MPI_Group_translate_ranks; local).
+int weft_world_ranks(MPI_Comm c, int n, int *out);
 
 // Errors: the text of an error code, and which Weft sentinel its class
 // maps to (WEFT_KIND_*).
@@ -96,14 +99,28 @@ typedef struct {
 
 // Point to point. A NULL req makes the blocking call, else the MPI_I*
 // form, which stores its request in *req. A peer of -1 is MPI_ANY_SOURCE
-// and a tag of -1 MPI_ANY_TAG. A blocking receive fills *st.
+// and a tag of -1 MPI_ANY_TAG. A blocking receive fills *st, also when it
+// fails with MPI_ERR_TRUNCATE (the message matched; its source and tag).
 int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req);
 int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *st);
 // weft_test is MPI_Test, filling *st (if not NULL) when done. On an error,
-// *done says whether MPI has released the request.
+// *done says whether MPI has released the request (and *st is filled for
+// MPI_ERR_TRUNCATE).
 int weft_test(MPI_Request *req, int *done, weft_status *st);
 // weft_iprobe is MPI_Iprobe: *found, and *st when found.
 int weft_iprobe(int peer, int tag, MPI_Comm c, int *found, weft_status *st);
+
+// The watchdog's questions and answers (watchdog.go), on a communicator of
+// their own. weft_watch_poll receives a question that has arrived, if any
+// (*found; its two int64 in q, its sender in *src). weft_watch_answer sends
+// the n bytes of b to dest without waiting (from a copy MPI keeps). weft_watch_ask
+// sends the question q to each of the n ranks and waits up to wait seconds
+// for their answers, at most anslen bytes each, into ans (lens[i] is the
+// length of rank i's, -1 for none); receives still unanswered stay posted,
+// so ans must be memory that is never freed (the job is about to end).
+int weft_watch_poll(MPI_Comm c, int64_t *q, int *src, int *found);
+int weft_watch_answer(MPI_Comm c, int dest, const char *b, int n);
+int weft_watch_ask(MPI_Comm c, int n, const int *ranks, const int64_t *q, char *ans, int anslen, int *lens, double wait);
 
 // weft_yield gives the CPU to another process (sched_yield).
 void weft_yield(void);
