@@ -288,6 +288,27 @@ func TestWorldSizeDisagreement(t *testing.T) {
 	}
 }
 
+// TestTokenDisagreement starts rank 1 with another WEFT_JOB_TOKEN than
+// rank 0's: rank 1 must fail at once, saying the ranks do not share a
+// token; rank 0 cannot tell it from a stranger, and waits.
+func TestTokenDisagreement(t *testing.T) {
+	port := freePort(t)
+	j := newJob(t)
+	for r := range 2 {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = os.Environ()
+		j.start(t, cmd, []string{"WEFT_TEST_ROLE=conformance", "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=2",
+			"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT=" + strconv.Itoa(port), "WEFT_TIMEOUT=60s",
+			"WEFT_JOB_TOKEN=token-of-rank-" + strconv.Itoa(r)})
+	}
+	line := j.result(t, 1, 30*time.Second)
+	for _, want := range []string{"RESULT init-error", "403 Forbidden: refused: wrong job token", "the ranks do not share a job token"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("rank 1: %s\nlacks %q", line, want)
+		}
+	}
+}
+
 // TestRankTaken starts a process with a WEFT_RANK that another process of
 // the job has: while the world forms, every rank must fail at once,
 // naming the rank and both processes; once it has formed, the latecomer

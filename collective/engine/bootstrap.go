@@ -257,7 +257,10 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	var nonce string
 	if storeURL != "" {
 		kv = rendezvous.NewClient(storeURL, token)
-		if nonce, err = kv.Join(ctx, member); err != nil {
+		if nonce, err = kv.Join(ctx, member); errors.Is(err, rendezvous.ErrRefused) {
+			return nil, fmt.Errorf("%w (the ranks do not share a job token: give them all the same WEFT_JOB_TOKEN, "+
+				"or the same WEFT_MASTER_ADDR, docs/LAUNCH.md)", err)
+		} else if err != nil {
 			return nil, err
 		}
 	} else {

@@ -231,6 +231,8 @@ func (c *Client) readResponse(resp *http.Response, want int, limit int64) ([]byt
 		switch resp.StatusCode {
 		case http.StatusServiceUnavailable:
 			se.msg, se.err = ErrClosed.Error(), ErrClosed
+		case http.StatusForbidden:
+			se.err = ErrRefused
 		case http.StatusConflict:
 			// The server's reason names the contradiction; it is the error.
 			se.msg, se.err = strings.TrimPrefix(reason, "rendezvous: "), ErrConflict

@@ -43,8 +43,9 @@
 // any other, so that a stray rank of another job that reuses the same host
 // and port fails at once instead of joining the wrong job, and a stranger
 // without the token learns and changes nothing. A server given a token
-// never accepts an empty one. The token is sent in clear text: it keeps
-// jobs and strangers apart, it does not protect against a hostile network.
+// never accepts an empty one; the client's error wraps ErrRefused. The
+// token is sent in clear text: it keeps jobs and strangers apart, it does
+// not protect against a hostile network.
 //
 // Files are written with mode 0600, and WaitFile reads only files that
 // this user owns: a file planted by another user is not trusted. A file

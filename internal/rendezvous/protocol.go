@@ -47,6 +47,10 @@ var ErrClosed = errors.New("rendezvous server closed")
 // Get and Join of that world fails with it, naming the contradiction.
 var ErrConflict = errors.New("rendezvous: conflict")
 
+// ErrRefused is wrapped by the error of a call that the server refused
+// because it came without the job token the server was given.
+var ErrRefused = errors.New("rendezvous: refused")
+
 // The wire protocol, all plain HTTP/1.1:
 //
 //	PUT  /v1/kv?key=K          body: the value  -> 204 (stored, or K already holds this value)

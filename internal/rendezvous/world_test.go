@@ -172,7 +172,7 @@ func TestEmptyTokenRefused(t *testing.T) {
 	if _, err := c.Get(ctx, "k"); err == nil || !strings.Contains(err.Error(), "403") {
 		t.Errorf("Get with an empty token: %v", err)
 	}
-	if _, err := c.Join(ctx, member(1, testSize, 7)); err == nil || !strings.Contains(err.Error(), "403") {
+	if _, err := c.Join(ctx, member(1, testSize, 7)); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "403") {
 		t.Errorf("Join with an empty token: %v", err)
 	}
 	req, _ := http.NewRequest(http.MethodPost, s.URL()+joinPath, strings.NewReader("{}"))
