@@ -312,7 +312,8 @@ func TestTokenDisagreement(t *testing.T) {
 // TestRankTaken starts a process with a WEFT_RANK that another process of
 // the job has: while the world forms, every rank must fail at once,
 // naming the rank and both processes; once it has formed, the latecomer
-// alone fails at once, and the world carries on.
+// alone fails at once, and the world carries on. A second rank 0 finds
+// the store's port taken, and says it may be one.
 func TestRankTaken(t *testing.T) {
 	t.Run("forming", func(t *testing.T) {
 		port := freePort(t)
@@ -332,6 +333,27 @@ func TestRankTaken(t *testing.T) {
 		}
 		if el := time.Since(start); el > 15*time.Second {
 			t.Errorf("the ranks took %v to fail (timeout 60s)", el)
+		}
+	})
+	t.Run("rank 0", func(t *testing.T) {
+		gate := filepath.Join(t.TempDir(), "gate")
+		j := startJob(t, 2, "mismatch", "WEFT_TIMEOUT=60s", "WEFT_TEST_GATE="+gate)
+		for r := range 2 {
+			j.waitFor(t, r, "READY", 30*time.Second)
+		}
+		late := exec.Command(os.Args[0])
+		late.Env = append([]string{}, j.cmds[0].Env...)
+		j.start(t, late, []string{"WEFT_TEST_ROLE=conformance"})
+		if line := j.result(t, 2, 30*time.Second); !strings.Contains(line, "the port is taken, by another job or by a process started as rank 0 of this one already (WEFT_RANK=0 twice?)") {
+			t.Errorf("a second rank 0: %s", line)
+		}
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for r := range 2 {
+			if line := j.result(t, r, 30*time.Second); !strings.Contains(line, "err=<nil>") {
+				t.Errorf("rank %d after the second rank 0: %s", r, line)
+			}
 		}
 	})
 	for _, token := range []string{"token", "no-token"} {

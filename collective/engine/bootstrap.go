@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
@@ -232,7 +233,10 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 			addr = master
 		}
 		sln, err := net.Listen("tcp", addr)
-		if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("rank 0 cannot serve the rendezvous store on %s: the port is taken, by another job or by a process "+
+				"started as rank 0 of this one already (%s=0 twice?): %w", addr, rankVar, err)
+		} else if err != nil {
 			return nil, fmt.Errorf("rank 0 cannot serve the rendezvous store on %s (is rank 0 running on that host, and the port free?): %w", addr, err)
 		}
 		if carry {
