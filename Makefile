@@ -91,6 +91,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzExpandHostlist$$' -fuzztime $(FUZZTIME) ./internal/launch
 	$(GO) test -run '^$$' -fuzz '^FuzzApply$$' -fuzztime $(FUZZTIME) ./internal/reduce
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFile$$' -fuzztime $(FUZZTIME) ./internal/rendezvous
+	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) ./internal/rendezvous
+	$(GO) test -run '^$$' -fuzz '^FuzzAccept$$' -fuzztime $(FUZZTIME) ./collective/transport/tcp
 	$(GO) test -run '^$$' -fuzz '^FuzzNativeEqualsGo$$' -fuzztime $(FUZZTIME) ./internal/reduce
 	$(GO) test -run '^$$' -fuzz '^FuzzHello$$' -fuzztime $(FUZZTIME) ./collective/transport/shm
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./collective/mpi

@@ -82,7 +82,8 @@ func init() {
 //	       TCP between hosts, hierarchical collectives across them
 //	mpi    the system MPI library (Open MPI or MPICH); in binaries built
 //	       with -tags mpi (or -tags mpi,mpich) only
-//	local  a world of this one process
+//	local  a world of this one process; an error (ErrInvalid) when the
+//	       launcher or WEFT_WORLD_SIZE says the world has more ranks
 //	auto   the default: mpi when it is built in, an MPI launcher (mpirun,
 //	       mpiexec, srun --mpi=pmix or pmi2) started the process, and the
 //	       linked library can start under it; else tcp (logged at level
@@ -114,6 +115,12 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 			Err: fmt.Errorf("%w: backend %q is not in this binary (it has %s; the mpi backend needs a build with -tags mpi)", ErrNotBuilt, name, strings.Join(Backends(), ", "))}
 	}
 	if name == "local" {
+		if l.Size > 1 {
+			rankVar, sizeVar := launch.Vars(l.Launcher)
+			return nil, &OpError{Op: "open", Backend: name, Rank: l.Rank, Peer: -1, Err: fmt.Errorf(
+				"%w: backend local (WEFT_BACKEND) is a world of this one process, but %s=%d and %s=%d make it rank %d of %d: "+
+					"unset them, or choose WEFT_BACKEND=tcp", ErrInvalid, sizeVar, l.Size, rankVar, l.Rank, l.Rank, l.Size)}
+		}
 		*l = driver.Launch{Launcher: launch.Single, Size: 1, LocalSize: 1, NumNodes: 1, Host: l.Host, HostCPUs: l.HostCPUs}
 	}
 	cfg, err := o.config(l)

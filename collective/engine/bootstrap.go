@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
@@ -39,12 +41,20 @@ const DefaultMasterPort = 29500
 // one host to shared memory. The store's address comes from cfg.Master,
 // from the launch (WEFT_MASTER_ADDR/PORT, MASTER_ADDR/PORT, the first node
 // of a Slurm step), or from a shared file (cfg.Rendezvous); a launch whose
-// ranks all run on one host needs none of these, a file under the
-// temporary directory keyed by the job does. A world of one rank connects
-// nothing.
+// ranks all run on one host needs none of these, a file in this user's
+// private directory under the temporary directory, keyed by the job, does.
+// Every request to the store and every connection carries the job token:
+// cfg.Token, else one derived from the launcher's job secret, else one
+// rank 0 makes and hands over in that file or the shared one; only where
+// none of these exists is it the launcher's job id (docs/LAUNCH.md,
+// "Identity and safety"). Rank 0 serves the store until the world is
+// closed, so that a process started later as one of its ranks is told
+// that the rank is taken. A world of one rank connects nothing.
 //
 // Open returns when every rank is connected, or with an error naming what
-// is missing when ctx ends or cfg.Timeout passes.
+// is missing when ctx ends or cfg.Timeout passes, and at once, naming
+// both, when two ranks claim the same rank or believe in different world
+// sizes.
 func Open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 	l := cfg.Launch
 	ecfg, err := newConfig(cfg)
@@ -116,13 +126,9 @@ type rankInfo struct {
 	PID    int    `json:"pid"`
 }
 
-func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error) {
+func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err error) {
 	l := dc.Launch
 	rank, size := l.Rank, l.Size
-	token := dc.Token
-	if token == "" {
-		token = l.JobID
-	}
 	logf := func(format string, a ...any) { cfg.log.Warn(fmt.Sprintf(format, a...)) }
 
 	// Where is the store?
@@ -134,128 +140,176 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error
 		}
 		master = net.JoinHostPort(l.MasterAddr, strconv.Itoa(port))
 	}
+	masterHost, _, _ := net.SplitHostPort(master)
+	oneHost := l.LocalSize == size || l.NumNodes == 1 || isLoopback(masterHost)
+
+	// The job token (docs/LAUNCH.md, "Identity and safety"): WEFT_JOB_TOKEN;
+	// else one derived from the secret the launcher gave every rank; else
+	// one rank 0 makes and hands over in a file only this user can read:
+	// the shared file of WEFT_RENDEZVOUS, or one in a private directory
+	// when every rank is on this host. Without any of these the ranks
+	// share no secret, and the launcher's job id only keeps jobs apart.
+	token := dc.Token
+	if token == "" {
+		if secret := launch.JobSecret(os.Getenv, l.Launcher); secret != "" {
+			token = deriveToken(secret)
+		}
+	}
 	var filePath string
 	switch {
-	case master != "":
-		l.Rendezvous = "tcp://" + master
-	case dc.Rendezvous != "":
+	case dc.Rendezvous != "" && (master == "" || token == ""):
 		u, err := url.Parse(dc.Rendezvous)
 		if err != nil || u.Scheme != "file" || u.Path == "" {
 			return nil, fmt.Errorf("WEFT_RENDEZVOUS=%q: want file:///path/on/a/shared/filesystem", dc.Rendezvous)
 		}
 		filePath = u.Path
-		l.Rendezvous = dc.Rendezvous
-	case l.LocalSize == size || l.NumNodes == 1:
-		// Every rank is on this host: a file in the temporary directory,
-		// named after the job, is a rendezvous nobody has to set up.
-		id := l.JobID
-		if id == "" {
-			id = "ppid-" + strconv.Itoa(os.Getppid())
+	case oneHost && (master == "" || token == ""):
+		// Every rank is on this host: a file in this user's private
+		// directory, named after the job, is a rendezvous nobody has to
+		// set up, and a channel for the token no other user can read.
+		dir, err := rendezvous.PrivateDir()
+		if err != nil {
+			return nil, err
 		}
-		filePath = filepath.Join(os.TempDir(), "weft-rendezvous-"+safeName(id))
-		l.Rendezvous = "file://" + filePath
-	default:
+		filePath = filepath.Join(dir, "rendezvous-"+safeName(fileID(l.JobID, master)))
+	case master == "":
 		return nil, errors.New("no rendezvous: set WEFT_MASTER_ADDR and WEFT_MASTER_PORT to a host:port where rank 0 can listen, " +
 			"or WEFT_RENDEZVOUS=file:///path on a filesystem all ranks share (docs/LAUNCH.md)")
+	}
+	carry := token == "" && filePath != "" // rank 0 makes the token; the file carries it
+	if token == "" && filePath == "" {
+		token = l.JobID
+		if rank == 0 {
+			cfg.log.Info("weft: the ranks share no secret (no WEFT_JOB_TOKEN, no shared file, not all on one host): " +
+				"a process that reaches " + master + " before a rank joins can take its place (docs/LAUNCH.md, Identity and safety)")
+		}
+	}
+	if master != "" {
+		l.Rendezvous = "tcp://" + master
+	} else {
+		l.Rendezvous = "file://" + filePath
 	}
 
 	// The address this rank listens on and advertises.
 	ip := dc.ListenAddr
 	if ip == "" {
 		if master != "" {
-			mh, _, _ := net.SplitHostPort(master)
-			ip = localIPToward(mh)
-		} else if filePath != "" && (l.LocalSize == size || l.NumNodes == 1) {
+			ip = localIPToward(masterHost)
+		} else if oneHost {
 			ip = "127.0.0.1"
 		} else {
 			ip = localIPToward(l.Host)
 		}
 	}
 	l.AdvertisedAddr = ip
-
-	// Rank 0 serves the store.
-	var srv *rendezvous.Server
-	storeURL := ""
-	if rank == 0 {
-		addr := net.JoinHostPort(ip, "0")
-		if master != "" {
-			addr = master
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("rank 0 cannot serve the rendezvous store on %s (is rank 0 running on that host, and the port free?): %w", addr, err)
-		}
-		srv = rendezvous.Serve(ln, token, logf)
-		defer srv.Close()
-		storeURL = srv.URL()
-		if filePath != "" {
-			if err := rendezvous.PublishFile(filePath, storeURL, token); err != nil {
-				return nil, err
-			}
-			defer rendezvous.RemoveFile(filePath)
-		}
-	} else if master != "" {
-		storeURL = "http://" + master
-	}
-	var kv *rendezvous.Client
-	var nonce []byte
-	var err error
-	if storeURL != "" {
-		kv = rendezvous.NewClient(storeURL, token)
-		// A nonce from rank 0 makes the connection token unique to this run.
-		if rank == 0 {
-			var b [16]byte
-			rand.Read(b[:])
-			if err := kv.Put(ctx, "nonce", []byte(hex.EncodeToString(b[:]))); err != nil {
-				return nil, err
-			}
-		}
-		if nonce, err = kv.Get(ctx, "nonce"); err != nil {
-			return nil, err
-		}
-	} else {
-		// The file may be a stale one of an earlier run with the same
-		// identity: read it again until its store answers.
-		for {
-			u, err := rendezvous.WaitFile(ctx, filePath, token)
-			if err != nil {
-				return nil, fmt.Errorf("waiting for rank 0 to publish %s: %w", filePath, err)
-			}
-			kv = rendezvous.NewClient(u, token)
-			sub, cancel := context.WithTimeout(ctx, 2*time.Second)
-			nonce, err = kv.Get(sub, "nonce")
-			cancel()
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("rendezvous through %s: %w", filePath, err)
-			}
-		}
-	}
-
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", ip, err)
 	}
 	me := rankInfo{Addr: ln.Addr().String(), Host: l.Host, BootID: bootID(), PID: os.Getpid()}
-	js, _ := json.Marshal(me)
-	if err := kv.Put(ctx, "rank/"+strconv.Itoa(rank), js); err != nil {
-		ln.Close()
-		return nil, err
+	info, _ := json.Marshal(me)
+	rankVar, sizeVar := launch.Vars(l.Launcher)
+	member := rendezvous.Member{Rank: rank, Size: size, RankVar: rankVar, SizeVar: sizeVar,
+		Who: fmt.Sprintf("pid %d on %s", me.PID, me.Host), Info: info}
+
+	// Rank 0 serves the store, for as long as the world lives: a process
+	// that starts later as one of its ranks learns that the rank is taken.
+	var srv *rendezvous.Server
+	storeURL := ""
+	defer func() {
+		if err != nil {
+			ln.Close()
+			if srv != nil {
+				srv.Close()
+				if filePath != "" {
+					rendezvous.RemoveFile(filePath)
+				}
+			}
+		}
+	}()
+	if rank == 0 {
+		addr := net.JoinHostPort(ip, "0")
+		if master != "" {
+			addr = master
+		}
+		sln, err := net.Listen("tcp", addr)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("rank 0 cannot serve the rendezvous store on %s: the port is taken, by another job or by a process "+
+				"started as rank 0 of this one already (%s=0 twice?): %w", addr, rankVar, err)
+		} else if err != nil {
+			return nil, fmt.Errorf("rank 0 cannot serve the rendezvous store on %s (is rank 0 running on that host, and the port free?): %w", addr, err)
+		}
+		if carry {
+			var b [16]byte
+			rand.Read(b[:])
+			token = hex.EncodeToString(b[:])
+		}
+		srv = rendezvous.Serve(sln, rendezvous.Config{Token: token, Logf: logf, Size: size, SizeVar: sizeVar, Who: member.Who})
+		storeURL = srv.URL()
+		if filePath != "" {
+			if err := rendezvous.PublishFile(filePath, storeURL, token, carry); err != nil {
+				return nil, err
+			}
+		}
+	} else if filePath == "" {
+		storeURL = "http://" + master
 	}
+
+	// Join: the store checks this rank's place and size against the
+	// others', and answers with the nonce of this session.
+	var kv *rendezvous.Client
+	var nonce string
+	if storeURL != "" {
+		kv = rendezvous.NewClient(storeURL, token)
+		if nonce, err = kv.Join(ctx, member); errors.Is(err, rendezvous.ErrRefused) {
+			return nil, fmt.Errorf("%w (the ranks do not share a job token: give them all the same WEFT_JOB_TOKEN, "+
+				"or the same WEFT_MASTER_ADDR, docs/LAUNCH.md)", err)
+		} else if err != nil {
+			return nil, err
+		}
+	} else {
+		// The file may be a stale one of an earlier run with the same
+		// identity: read it again until its store admits this rank.
+		want := token
+		if carry {
+			want = "" // the file's
+		}
+		for {
+			u, tok, err := rendezvous.WaitFile(ctx, filePath, want)
+			if err != nil {
+				return nil, fmt.Errorf("waiting for rank 0 to publish %s: %w", filePath, err)
+			}
+			kv = rendezvous.NewClient(u, tok)
+			start := time.Now()
+			sub, cancel := context.WithTimeout(ctx, 2*time.Second)
+			nonce, err = kv.Join(sub, member)
+			cancel()
+			if err == nil {
+				token = tok
+				break
+			}
+			if errors.Is(err, rendezvous.ErrConflict) || ctx.Err() != nil {
+				return nil, fmt.Errorf("rendezvous through %s: %w", filePath, err)
+			}
+			// A refusal comes at once: look at the file again shortly.
+			if time.Since(start) < 50*time.Millisecond {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+
 	addrs := make([]string, size)
 	infos := make([]rankInfo, size)
 	local := 0
 	for r := range size {
-		v, err := kv.Get(ctx, "rank/"+strconv.Itoa(r))
-		if err != nil {
-			ln.Close()
-			return nil, fmt.Errorf("rank %d never published its address: %w", r, err)
+		v, err := kv.Get(ctx, rendezvous.RankKey(r))
+		if errors.Is(err, rendezvous.ErrConflict) {
+			return nil, err
+		} else if err != nil {
+			return nil, fmt.Errorf("rank %d never joined: %w", r, err)
 		}
 		var ri rankInfo
 		if err := json.Unmarshal(v, &ri); err != nil || ri.Addr == "" {
-			ln.Close()
 			return nil, fmt.Errorf("rank %d published a malformed address %q", r, v)
 		}
 		addrs[r], infos[r] = ri.Addr, ri
@@ -273,7 +327,9 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error
 		cfg.log.Info("weft: GOMAXPROCS raised to 2, so that a polling wait does not hold the only P (set GOMAXPROCS to choose)")
 	}
 	l.LocalRanks = local
-	tr, err := tcp.Connect(ctx, tcp.Config{Rank: rank, Size: size, Token: token + "/" + string(nonce),
+	// Only the ranks that joined know the nonce: a connection must carry
+	// it to be taken for a rank's.
+	tr, err := tcp.Connect(ctx, tcp.Config{Rank: rank, Size: size, Token: token + "/" + nonce,
 		Listener: ln, Addrs: addrs, SocketBuffer: dc.SocketBuffer, Congestion: dc.Congestion, Logf: logf})
 	if err != nil {
 		return nil, err
@@ -283,15 +339,70 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (*conn, error
 		return nil, err
 	}
 	l.PeerTransports = kinds
+	if srv != nil {
+		mixed = &serving{Transport: mixed, srv: srv, file: filePath}
+	}
 	ep := newEndpoint(mixed, cfg)
 	ep.hosts = hostIndex(infos)
 	c := newWorld(ep)
-	// Everyone connected: rank 0 may now stop serving the store.
 	if err := c.Run(ctx, &driver.Call{Kind: driver.Barrier}); err != nil {
-		ep.close()
+		ep.close() // closes the store too
+		srv = nil
 		return nil, err
 	}
 	return c, nil
+}
+
+// serving is rank 0's transport with the rendezvous store it serves for
+// the life of the world: closing the one closes the other, and removes the
+// rendezvous file.
+type serving struct {
+	transport.Transport
+	srv  *rendezvous.Server
+	file string
+}
+
+func (t *serving) Close() error {
+	err := t.Transport.Close()
+	t.srv.Close()
+	if t.file != "" {
+		rendezvous.RemoveFile(t.file)
+	}
+	return err
+}
+
+// deriveToken makes the job token of a launcher's secret: a digest, so
+// that the token, which travels in clear, does not reveal the secret.
+func deriveToken(secret string) string {
+	sum := sha256.Sum256([]byte("weft job token\x00" + secret))
+	return "launcher-" + hex.EncodeToString(sum[:16])
+}
+
+// fileID names the rendezvous file of the ranks of one host: the job id
+// and the master address, whichever are known, else the parent process
+// (the shell or the launcher's proxy that started the ranks).
+func fileID(jobID, master string) string {
+	var parts []string
+	if jobID != "" {
+		parts = append(parts, jobID)
+	}
+	if master != "" {
+		parts = append(parts, "master-"+master)
+	}
+	if len(parts) == 0 {
+		return "ppid-" + strconv.Itoa(os.Getppid())
+	}
+	return strings.Join(parts, "-")
+}
+
+// isLoopback reports whether host is this host's loopback: ranks that
+// meet there are all on this host.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // sameHostLinks moves the pairs of ranks on one host (same host name and

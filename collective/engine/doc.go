@@ -7,11 +7,16 @@
 //
 //   - bootstrap.go: Open, the world of a multi-process job. Rank 0 serves a
 //     key-value store (internal/rendezvous) at the master address, or
-//     publishes its address in a shared file; every rank publishes its
-//     listener, connects to every other over TCP (transport/tcp), and the
-//     pairs on one host (same host name and boot id) move to shared memory
-//     (transport/shm) unless cfg.SharedMemory is off. NewLocal: goroutine
-//     ranks over transport/inproc.
+//     publishes its address in a file, for the life of the world; every
+//     rank joins it with its listener's address (the store refuses a rank
+//     taken twice or a world size other than rank 0's, and every rank then
+//     fails at once), connects to every other over TCP (transport/tcp)
+//     with the job token and the session nonce only joined ranks learn,
+//     and the pairs on one host (same host name and boot id) move to
+//     shared memory (transport/shm) unless cfg.SharedMemory is off. The
+//     token is cfg.Token, else derived from the launcher's job secret,
+//     else made by rank 0 and carried by a file only this user can read.
+//     NewLocal: goroutine ranks over transport/inproc.
 //   - endpoint.go: one rank's attachment to a transport. A reader goroutine
 //     per peer matches incoming frames to posted receives by exact key
 //     (communicator, sequence, tag; point-to-point messages by their

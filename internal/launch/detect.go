@@ -612,3 +612,49 @@ func checkHost(name, val string) (string, error) {
 	}
 	return val, nil
 }
+
+// Vars names the variables through which launcher (an Info.Launcher) gives
+// the rank and the world size, for messages: "WEFT_RANK" and
+// "WEFT_WORLD_SIZE" for Weft, "OMPI_COMM_WORLD_RANK" and
+// "OMPI_COMM_WORLD_SIZE" for Open MPI, and so on; for Single, which reads
+// none, the Weft ones, which would change it.
+func Vars(launcher string) (rank, size string) {
+	switch launcher {
+	case OpenMPI:
+		return varOMPIRank, varOMPISize
+	case MPICH:
+		return varPMIRank, varPMISize
+	case Torchrun:
+		return varTorchRank, varTorchSize
+	case Slurm:
+		return varSlurmProcID, varSlurmNTasks
+	}
+	return varWeftRank, varWeftSize
+}
+
+// varOMPISecret is a random key Open MPI's launcher makes for each job
+// (from /dev/urandom, for the PSM transports, which need every process of
+// the job to agree on it) and puts in the environment of every process it
+// starts, on every host: "16 hex digits-16 hex digits".
+const varOMPISecret = "OMPI_MCA_orte_precondition_transports"
+
+// JobSecret returns a value that the launcher gave every process of this
+// job and nothing outside it, read through getenv (os.Getenv when nil), or
+// "" when the launcher gives none. Only Open MPI's mpirun does
+// (OMPI_MCA_orte_precondition_transports). A process's environment is
+// readable by its own user and root only (/proc/PID/environ), so the
+// secret keeps out other users, not other processes of the same user.
+// Slurm, MPICH's Hydra and torchrun export only identifiers that others
+// can learn (squeue, ps): they give no secret.
+func JobSecret(getenv func(string) string, launcher string) string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if launcher != OpenMPI {
+		return ""
+	}
+	if s := getenv(varOMPISecret); len(s) >= 16 {
+		return s
+	}
+	return ""
+}

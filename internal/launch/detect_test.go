@@ -396,3 +396,37 @@ func TestDetectNilGetenvUsesProcessEnvironment(t *testing.T) {
 		t.Errorf("Detect(nil) = %+v, want weft rank 1 of 3", info)
 	}
 }
+
+func TestJobSecret(t *testing.T) {
+	key := "bc0503b3f9b4e61e-8e27e65a597e3f76"
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	ompi := env(map[string]string{"OMPI_MCA_orte_precondition_transports": key})
+	if got := JobSecret(ompi, OpenMPI); got != key {
+		t.Errorf("JobSecret under Open MPI = %q, want %q", got, key)
+	}
+	// Another launcher's process may inherit the variable from an outer
+	// mpirun: it is not this job's.
+	for _, l := range []string{Weft, MPICH, Torchrun, Slurm, Single} {
+		if got := JobSecret(ompi, l); got != "" {
+			t.Errorf("JobSecret under %s = %q, want none", l, got)
+		}
+	}
+	if got := JobSecret(env(map[string]string{"OMPI_MCA_orte_precondition_transports": "short"}), OpenMPI); got != "" {
+		t.Errorf("JobSecret of a short key = %q, want none", got)
+	}
+}
+
+func TestVars(t *testing.T) {
+	for _, tt := range []struct{ launcher, rank, size string }{
+		{Weft, "WEFT_RANK", "WEFT_WORLD_SIZE"},
+		{Single, "WEFT_RANK", "WEFT_WORLD_SIZE"},
+		{OpenMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+		{MPICH, "PMI_RANK", "PMI_SIZE"},
+		{Torchrun, "RANK", "WORLD_SIZE"},
+		{Slurm, "SLURM_PROCID", "SLURM_NTASKS"},
+	} {
+		if r, s := Vars(tt.launcher); r != tt.rank || s != tt.size {
+			t.Errorf("Vars(%s) = %s, %s; want %s, %s", tt.launcher, r, s, tt.rank, tt.size)
+		}
+	}
+}

@@ -59,6 +59,17 @@
 // (TORCHELASTIC_USE_AGENT_STORE=False) leaves MASTER_PORT free, and Weft
 // uses it.
 //
+// # Job secret
+//
+// JobSecret returns what the launcher gave every process of the job and
+// no one else, for a job token no stranger can guess: Open MPI's mpirun
+// puts a random key in every rank's environment
+// (OMPI_MCA_orte_precondition_transports); no other launcher gives one
+// (Slurm's job ids, Hydra's and torchrun's identifiers can be read by
+// anyone on the host). A process's environment is readable by its own
+// user and root. Vars names the variables a launcher gives the rank and
+// size in, for messages.
+//
 // # Validation
 //
 // An empty variable counts as unset. Every value that is read and
@@ -88,6 +99,8 @@
 //	OMPI_MCA_orte_num_nodes       NumNodes
 //	OMPI_MCA_ess_base_jobid       JobID, else
 //	PMIX_NAMESPACE                JobID
+//	OMPI_MCA_orte_precondition_transports
+//	                              JobSecret: a random key mpirun makes per job
 //
 // MPICH / Hydra / Intel MPI / Cray PALS, and srun --mpi=pmi2:
 //

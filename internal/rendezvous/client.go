@@ -3,6 +3,7 @@ package rendezvous
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,9 +74,11 @@ func NewClient(serverURL, token string) *Client {
 	return c
 }
 
-// Put stores val under key, replacing any earlier value. It blocks until
-// the server has stored it, retrying failed connections (the server may
-// not be up yet) until ctx ends. It does not keep val.
+// Put stores val under key. Keys are written once: a Put of a key that
+// holds another value fails with an error wrapping ErrConflict, and one
+// that holds the same value succeeds (a retry). It blocks until the server
+// has stored it, retrying failed connections (the server may not be up
+// yet) until ctx ends. It does not keep val.
 func (c *Client) Put(ctx context.Context, key string, val []byte) error {
 	if err := c.check(key); err != nil {
 		return err
@@ -83,29 +86,62 @@ func (c *Client) Put(ctx context.Context, key string, val []byte) error {
 	if err := checkValue(key, len(val)); err != nil {
 		return err
 	}
+	_, err := c.send(ctx, "put", key, http.MethodPut, c.kvURL(key, 0), val, http.StatusNoContent, 0)
+	return err
+}
+
+// Join admits this rank, m, to the world of the server and returns the
+// session nonce, a random string the server made, which only the ranks
+// that joined learn. Once every rank has joined, the Info of rank r is
+// found with Get(ctx, RankKey(r)). Join fails with an error wrapping
+// ErrConflict, naming the other process, when m's rank is taken or m's
+// world size is not rank 0's; while the world is still forming such a
+// conflict also fails every other rank's Get and Join. A Join repeated
+// with the same Member succeeds. Like Put it retries failed connections
+// until ctx ends.
+func (c *Client) Join(ctx context.Context, m Member) (string, error) {
+	what := fmt.Sprintf("rank %d", m.Rank)
+	if c.err != nil {
+		return "", c.err
+	}
+	if err := m.check(); err != nil {
+		return "", c.opErr("join", what, err)
+	}
+	body, err := json.Marshal(&m)
+	if err != nil {
+		return "", c.opErr("join", what, err)
+	}
+	nonce, err := c.send(ctx, "join", what, http.MethodPost, c.url+joinPath, body, http.StatusOK, 256)
+	return string(nonce), err
+}
+
+// send makes a request that changes the store, retrying failed
+// connections until ctx ends, and returns the body of an answer with
+// status want.
+func (c *Client) send(ctx context.Context, op, key, method, url string, body []byte, want int, limit int64) ([]byte, error) {
 	start := time.Now()
 	var last error
 	for b := newBackoff(); ; {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.kvURL(key, 0), bytes.NewReader(val))
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 		if err != nil {
-			return c.opErr("put", key, err)
+			return nil, c.opErr(op, key, err)
 		}
 		req.Header.Set(tokenHeader, c.token)
 		req.Header.Set("Content-Type", "application/octet-stream")
 		resp, err := httpClient.Do(req)
 		if err == nil {
-			_, err = c.readResponse(resp, http.StatusNoContent, 0)
+			out, err := c.readResponse(resp, want, limit)
 			if err != nil {
-				return c.opErr("put", key, err)
+				return nil, c.opErr(op, key, err)
 			}
-			return nil
+			return out, nil
 		}
 		if ctx.Err() != nil {
-			return c.ctxErr(ctx, "put", key, start, last)
+			return nil, c.ctxErr(ctx, op, key, start, last)
 		}
 		last = err
 		if !b.sleep(ctx) {
-			return c.ctxErr(ctx, "put", key, start, last)
+			return nil, c.ctxErr(ctx, op, key, start, last)
 		}
 	}
 }
@@ -171,15 +207,10 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 type statusError struct {
 	code int
 	msg  string
-	err  error // ErrClosed for 503
+	err  error // ErrClosed for 503, ErrConflict for 409
 }
 
-func (e *statusError) Error() string {
-	if e.err != nil {
-		return e.err.Error()
-	}
-	return e.msg
-}
+func (e *statusError) Error() string { return e.msg }
 
 func (e *statusError) Unwrap() error { return e.err }
 
@@ -194,11 +225,17 @@ func (c *Client) readResponse(resp *http.Response, want int, limit int64) ([]byt
 			msg: fmt.Sprintf("not a Weft rendezvous server (it answered %s)", resp.Status)}
 	}
 	if resp.StatusCode != want {
-		text, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		se := &statusError{code: resp.StatusCode,
-			msg: fmt.Sprintf("server answered %s: %s", resp.Status, strings.TrimSpace(string(text)))}
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			se.err = ErrClosed
+		text, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		reason := strings.TrimSpace(string(text))
+		se := &statusError{code: resp.StatusCode, msg: fmt.Sprintf("server answered %s: %s", resp.Status, reason)}
+		switch resp.StatusCode {
+		case http.StatusServiceUnavailable:
+			se.msg, se.err = ErrClosed.Error(), ErrClosed
+		case http.StatusForbidden:
+			se.err = ErrRefused
+		case http.StatusConflict:
+			// The server's reason names the contradiction; it is the error.
+			se.msg, se.err = strings.TrimPrefix(reason, "rendezvous: "), ErrConflict
 		}
 		return nil, se
 	}
@@ -229,14 +266,25 @@ func (c *Client) kvURL(key string, wait time.Duration) string {
 }
 
 func (c *Client) prep(op string) string {
-	if op == "put" {
+	switch op {
+	case "put":
 		return "to"
+	case "join":
+		return "at"
 	}
 	return "from"
 }
 
+// opErr names the operation: put "key", get "key", join as rank N.
 func (c *Client) opErr(op, key string, err error) error {
-	return fmt.Errorf("rendezvous: %s %q %s %s: %w", op, key, c.prep(op), c.url, err)
+	return fmt.Errorf("rendezvous: %s %s %s: %w", c.what(op, key), c.prep(op), c.url, err)
+}
+
+func (c *Client) what(op, key string) string {
+	if op == "join" {
+		return "join as " + key
+	}
+	return fmt.Sprintf("%s %q", op, key)
 }
 
 // ctxErr reports that ctx ended a Put or Get begun at start; last is the
@@ -244,16 +292,19 @@ func (c *Client) opErr(op, key string, err error) error {
 func (c *Client) ctxErr(ctx context.Context, op, key string, start time.Time, last error) error {
 	waited := time.Since(start).Round(time.Millisecond)
 	what := fmt.Sprintf("key not set after waiting %v", waited)
-	if op == "put" {
+	switch op {
+	case "put":
 		what = fmt.Sprintf("not stored after trying for %v", waited)
+	case "join":
+		what = fmt.Sprintf("not admitted after trying for %v", waited)
 	}
 	if last != nil {
 		what += fmt.Sprintf(" (last error: %v)", last)
 	}
 	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-		return fmt.Errorf("rendezvous: %s %q %s %s: %s: %w: %w", op, key, c.prep(op), c.url, what, ctx.Err(), cause)
+		return fmt.Errorf("rendezvous: %s %s %s: %s: %w: %w", c.what(op, key), c.prep(op), c.url, what, ctx.Err(), cause)
 	}
-	return fmt.Errorf("rendezvous: %s %q %s %s: %s: %w", op, key, c.prep(op), c.url, what, ctx.Err())
+	return fmt.Errorf("rendezvous: %s %s %s: %s: %w", c.what(op, key), c.prep(op), c.url, what, ctx.Err())
 }
 
 // backoff spaces out retries after failed connections.

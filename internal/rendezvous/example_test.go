@@ -10,19 +10,19 @@ import (
 	"github.com/weft-hpc/weft/internal/rendezvous"
 )
 
-// Four ranks exchange their listen addresses through the store of rank 0.
+// Four ranks join the world of rank 0's store and read each other's
+// listen addresses.
 func Example() {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
-	const token = "job-1234"
-	srv := rendezvous.Serve(ln, token, nil) // on rank 0
+	const token, size = "job-1234", 4
+	srv := rendezvous.Serve(ln, rendezvous.Config{Token: token, Size: size}) // on rank 0
 	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	const size = 4
 	addrs := make([][]string, size)
 	var wg sync.WaitGroup
 	for rank := range size {
@@ -30,11 +30,13 @@ func Example() {
 		go func() { // each goroutine plays one rank
 			defer wg.Done()
 			c := rendezvous.NewClient(srv.URL(), token)
-			if err := c.Put(ctx, fmt.Sprint("addr/", rank), []byte(fmt.Sprintf("10.0.0.%d:7000", rank+1))); err != nil {
+			me := rendezvous.Member{Rank: rank, Size: size, RankVar: "WEFT_RANK", SizeVar: "WEFT_WORLD_SIZE",
+				Who: fmt.Sprint("goroutine ", rank), Info: []byte(fmt.Sprintf("10.0.0.%d:7000", rank+1))}
+			if _, err := c.Join(ctx, me); err != nil {
 				panic(err)
 			}
 			for peer := range size {
-				v, err := c.Get(ctx, fmt.Sprint("addr/", peer))
+				v, err := c.Get(ctx, rendezvous.RankKey(peer))
 				if err != nil {
 					panic(err)
 				}

@@ -34,7 +34,8 @@ import (
 // Config is what Connect needs to build the mesh.
 type Config struct {
 	Rank, Size int
-	// Token is the job identity every connection must carry.
+	// Token is the job identity every connection must carry; it must not
+	// be empty. Connections that present another are refused.
 	Token string
 	// Listener is this rank's open listener; Addrs[Rank] is its advertised
 	// address. Connect closes the listener when the mesh is complete.
@@ -101,6 +102,10 @@ func (t *Transport) Close() error {
 func Connect(ctx context.Context, cfg Config) (*Transport, error) {
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || len(cfg.Addrs) != cfg.Size {
 		return nil, fmt.Errorf("tcp: rank %d of %d with %d addresses", cfg.Rank, cfg.Size, len(cfg.Addrs))
+	}
+	if cfg.Token == "" {
+		// Anyone can present an empty token.
+		return nil, errors.New("tcp: no job token: every connection must carry one")
 	}
 	logf := cfg.Logf
 	if logf == nil {
@@ -289,7 +294,7 @@ func handshakeAccept(ctx context.Context, c net.Conn, cfg Config, t *Transport, 
 		wire.WriteReply(c, &wire.Reply{Reason: reason})
 		return 0, errors.New(reason)
 	}
-	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(cfg.Token)) != 1 {
+	if cfg.Token == "" || subtle.ConstantTimeCompare([]byte(h.Token), []byte(cfg.Token)) != 1 {
 		return refuse("wrong job token (a connection from another job or an earlier run)")
 	}
 	if int(h.Size) != cfg.Size {

@@ -267,3 +267,15 @@ func TestStrangersDoNotDelay(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTokenRefused: a transport cannot be built without a token, for
+// anyone could present an empty one.
+func TestEmptyTokenRefused(t *testing.T) {
+	lns, addrs := listeners(t, 2)
+	defer lns[0].Close()
+	defer lns[1].Close()
+	_, err := Connect(context.Background(), Config{Rank: 0, Size: 2, Listener: lns[0], Addrs: addrs})
+	if err == nil || !strings.Contains(err.Error(), "tcp: no job token") {
+		t.Errorf("Connect without a token: %v", err)
+	}
+}
