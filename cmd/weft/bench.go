@@ -16,6 +16,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/bench"
+	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/internal/units"
 )
 
@@ -26,7 +27,7 @@ func benchCmd() *cobra.Command {
 		cfg                                      bench.Config
 		csvOut                                   bool
 		local                                    int
-		cpuProfile                               string
+		cpuProfile, device                       string
 	)
 	ops := append(append([]string(nil), bench.Ops...), bench.P2POps...)
 	cmd := &cobra.Command{
@@ -89,6 +90,9 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 			if cfg.RedOp, err = collective.ParseOp(redop); err != nil {
 				return fmt.Errorf("-o: %w", err)
 			}
+			if cfg.OnDevice, err = parseDevice(device); err != nil {
+				return err
+			}
 			out := &benchOutput{cfg: &cfg, csv: csvOut, plot: plotPath, w: cmd.OutOrStdout()}
 			return runBench(cmd.Context(), local, cpuProfile, opts, out)
 		},
@@ -109,6 +113,7 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 	f.StringVar(&algo, "algo", "", `force algorithms, as WEFT_ALGO ("ring", "allreduce=rd")`)
 	intFlag(f, &local, "local", "", 0, 0, maxLocal, "run N ranks as goroutines of this process instead of under a launcher")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to FILE.RANK")
+	f.StringVar(&device, "device", "cpu", "where the buffers live: cpu, or cuda (local rank r on GPU r mod the GPUs it sees: NCCL when every rank has its own, else staged through host memory)")
 	cmd.AddCommand(benchPSCmd())
 	return cmd
 }
@@ -133,8 +138,45 @@ func checkBenchFlags(cmd *cobra.Command, cfg *bench.Config, p2p bool, local int)
 		if local == 1 {
 			return fmt.Errorf("--local 1: %s needs at least 2 ranks", cfg.Op)
 		}
+		if fl := cmd.Flags().Lookup("device"); fl.Changed && fl.Value.String() != "cpu" {
+			return fmt.Errorf("--device %s does not apply to %s: it measures host messages", fl.Value, cfg.Op)
+		}
 	}
 	return nil
+}
+
+// parseDevice checks --device: cpu, or cuda when this machine has a GPU
+// and the CUDA libraries; else one line that says what was looked for.
+func parseDevice(s string) (bool, error) {
+	switch s {
+	case "cpu":
+		return false, nil
+	case "cuda":
+	default:
+		return false, fmt.Errorf("--device %q: want cpu or cuda", s)
+	}
+	n, err := cuda.Count()
+	if err == nil && n == 0 {
+		err = fmt.Errorf("the CUDA runtime sees no device (CUDA_VISIBLE_DEVICES=%q)", os.Getenv("CUDA_VISIBLE_DEVICES"))
+	}
+	if err != nil {
+		return false, fmt.Errorf("--device cuda: no GPU here: %w", err)
+	}
+	return true, nil
+}
+
+// deviceOf is the CUDA device of a rank: one GPU per local rank when there
+// are as many, several local ranks on one otherwise.
+func deviceOf(c *collective.Comm) (int, error) {
+	n, err := cuda.Count()
+	if err != nil {
+		return 0, err
+	}
+	r := c.Launch().LocalRank
+	if r < 0 {
+		r = c.Rank()
+	}
+	return r % n, nil
 }
 
 // benchRun is one benchmark's output on one communicator: print says
@@ -228,13 +270,31 @@ func itersCol(n int) string {
 
 func (o *benchOutput) run(ctx context.Context, c *collective.Comm, print bool, describe string) error {
 	var rs []bench.Result
+	cfg := *o.cfg // per rank: the device differs
+	if cfg.OnDevice {
+		var err error
+		if cfg.Device, err = deviceOf(c); err != nil {
+			return err
+		}
+		// The first device collective chooses the path: one before the
+		// table, so that its header can say which.
+		if err := deviceWarmup(ctx, c, cfg.Device); err != nil {
+			return err
+		}
+		_, path := c.Device()
+		p, err := cuda.Properties(cfg.Device)
+		if err != nil {
+			return err
+		}
+		describe += fmt.Sprintf(", device buffers on cuda %d (%s), %s", cfg.Device, p.Name, path)
+	}
 	if print && !o.csv {
 		fmt.Fprintf(o.w, "# weft bench %s: %s\n", o.cfg.Op, describe)
 		fmt.Fprintf(o.w, "# %v, op %v, root %d, warmup %d, iters %s, check %v\n#\n", o.cfg.DType, o.cfg.RedOp, o.cfg.Root, o.cfg.Warmup,
 			itersCol(o.cfg.Iters), o.cfg.Check)
 		bench.Header(o.w, o.cfg)
 	}
-	err := bench.Measure(ctx, c, *o.cfg, func(r bench.Result) {
+	err := bench.Measure(ctx, c, cfg, func(r bench.Result) {
 		rs = append(rs, r)
 		if print && !o.csv {
 			bench.Row(o.w, o.cfg, r)
@@ -266,6 +326,18 @@ func (o *benchOutput) run(ctx context.Context, c *collective.Comm, print bool, d
 		}
 	}
 	return nil
+}
+
+// deviceWarmup runs one collective on device memory, the one that chooses
+// how the communicator's device calls run.
+func deviceWarmup(ctx context.Context, c *collective.Comm, dev int) error {
+	m, err := cuda.Alloc(dev, 4)
+	if err != nil {
+		return err
+	}
+	defer m.Free()
+	b := collective.DeviceBuf(m, collective.Float32)
+	return c.AllReduce(ctx, b, b, collective.Sum)
 }
 
 // p2pOutput runs a point-to-point benchmark and prints it.

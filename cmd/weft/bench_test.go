@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/csv"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -94,7 +96,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"bandwidth", "--local", "2", "-w", "-1"}, `"-1" for "-w, --warmup" flag`},
 		{[]string{"bandwidth", "--local", "2", "-e", "4G"}, "-e 4294967296"},
 		{[]string{"latency", "--local", "2", "-b", "lots"}, "-b:"},
-		{[]string{"pingpong", "--local", "2"}, `unknown benchmark "pingpong"`},
+		{[]string{"pingpong", "--local", "2"}, `unknown command "pingpong" for "weft bench"`},
 		{[]string{"bandwidth"}, "bandwidth needs at least 2 ranks, this world has 1"}, // no launcher: a world of one
 	} {
 		out, err := weft(t, append([]string{"bench"}, c.args...)...)
@@ -104,5 +106,56 @@ func TestBenchBadFlags(t *testing.T) {
 		if out != "" {
 			t.Errorf("weft bench %s printed before refusing:\n%s", strings.Join(c.args, " "), out)
 		}
+	}
+}
+
+// weftChild runs the CLI as a child process (the test binary's main, see
+// TestMain) with extra environment, for what depends on process-wide
+// state: which device layer a process loads.
+func weftChild(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), append([]string{"WEFT_CLI_MAIN=1", "WEFT_PROGRESS=0", "WEFT_CLI_ARGS=" + strings.Join(args, " ")}, env...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestBenchDevice: --device cuda runs the collectives on device buffers,
+// checked like host ones (#wrong), through the path the communicator
+// chooses: staged when ranks share a GPU, NCCL when each has its own (here
+// the host-memory fake and the fake NCCL); without a GPU it says in one
+// line what was looked for.
+func TestBenchDevice(t *testing.T) {
+	out, err := weftChild(t, []string{"WEFT_FAKE_GPUS="}, "bench", "allreduce", "--device", "cuda", "-e", "1K")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err == nil || len(lines) != 1 || !strings.Contains(out, "--device cuda: no GPU here") ||
+		!strings.Contains(out, "libcudart.so.13") || !strings.Contains(out, "LD_LIBRARY_PATH") {
+		t.Errorf("without a GPU: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		op, gpus, path string
+	}{
+		{"allreduce", "1", "staged: ranks 0 and 1 share a GPU"},
+		{"allreduce", "2", "nccl"},
+		{"allgather", "2", "nccl"},
+		{"reducescatter", "1", "staged"},
+		{"broadcast", "2", "nccl"},
+		{"reduce", "1", "staged"},
+		{"alltoall", "2", "nccl"},
+	} {
+		out, err := weftChild(t, []string{"WEFT_FAKE_GPUS=" + c.gpus}, "bench", c.op, "--device", "cuda", "--local", "2",
+			"-b", "8", "-e", "4M", "-f", "64", "-n", "3", "-d", "float64")
+		if err != nil {
+			t.Fatalf("%s on %s fake GPUs: %v\n%s", c.op, c.gpus, err, out)
+		}
+		if !strings.Contains(out, "device buffers on cuda 0") || !strings.Contains(out, c.path) || !strings.Contains(out, "Out of bounds values : 0 OK") {
+			t.Errorf("%s on %s fake GPUs: want path %q and no wrong element:\n%s", c.op, c.gpus, c.path, out)
+		}
+	}
+	if _, err := weft(t, "bench", "allreduce", "--device", "tpu", "--local", "2"); err == nil || !strings.Contains(err.Error(), `--device "tpu": want cpu or cuda`) {
+		t.Errorf("--device tpu: %v", err)
+	}
+	if _, err := weft(t, "bench", "latency", "--device", "cuda", "--local", "2"); err == nil || !strings.Contains(err.Error(), "--device cuda does not apply to latency") {
+		t.Errorf("latency --device cuda: %v", err)
 	}
 }

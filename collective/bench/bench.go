@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/internal/half"
 	"github.com/weft-hpc/weft/internal/reduce"
 )
@@ -38,6 +39,11 @@ type Config struct {
 	RedOp      collective.Op
 	Root       int
 	Average    int // how ranks' times combine: 0 rank 0, 1 mean, 2 min, 3 max (nccl-tests -a)
+	// OnDevice runs the collective on device buffers of the CUDA device
+	// Device (collective.DeviceBuf): the inputs of the check are made on
+	// the host and copied there, the results copied back.
+	OnDevice bool
+	Device   int
 }
 
 // Ops lists the collectives the benchmark knows.
@@ -130,9 +136,54 @@ func (cfg *Config) iters(bytes int64) int {
 	return min(max(n, 5), 1000)
 }
 
-// buffers are allocated once for the largest size.
+// buffers are allocated once for the largest size; on a device, dsend and
+// drecv mirror send and recv.
 type buffers struct {
-	send, recv []byte
+	send, recv   []byte
+	dsend, drecv *cuda.Mem
+	dt           collective.DType
+}
+
+// view is bytes [from, to) of the send (or recv) buffer as a Buffer: host
+// memory, or the same range of its device mirror.
+func (b *buffers) view(send bool, from, to int64) collective.Buffer {
+	host, dev := b.recv, b.drecv
+	if send {
+		host, dev = b.send, b.dsend
+	}
+	if dev == nil {
+		return collective.Raw(host[from:to], b.dt)
+	}
+	es := int64(b.dt.Size())
+	return collective.DeviceBuf(dev, b.dt).Slice(int(from/es), int(to/es))
+}
+
+// upload copies [0, n) of the host buffer to its device mirror, if any.
+func (b *buffers) upload(send bool, n int64) error {
+	host, dev := b.recv, b.drecv
+	if send {
+		host, dev = b.send, b.dsend
+	}
+	if dev == nil || n == 0 {
+		return nil
+	}
+	return dev.CopyFrom(0, host[:n])
+}
+
+// download copies [0, n) of the recv buffer's device mirror to the host.
+func (b *buffers) download(n int64) error {
+	if b.drecv == nil || n == 0 {
+		return nil
+	}
+	return b.drecv.CopyTo(b.recv[:n], 0)
+}
+
+func (b *buffers) free() {
+	for _, m := range []*cuda.Mem{b.dsend, b.drecv} {
+		if m != nil {
+			m.Free()
+		}
+	}
 }
 
 // sendRecvBytes is the size of the send and recv buffers for a size
@@ -159,12 +210,28 @@ func Measure(ctx context.Context, c *collective.Comm, cfg Config, emit func(Resu
 		return nil
 	}
 	maxS, maxR := sendRecvBytes(cfg.Op, sizes[len(sizes)-1], n)
-	bufs := buffers{send: make([]byte, maxS), recv: make([]byte, max(maxR, maxS))}
+	bufs := buffers{send: make([]byte, maxS), recv: make([]byte, max(maxR, maxS)), dt: cfg.DType}
 	for i := 0; i < len(bufs.send); i += 4096 {
 		bufs.send[i] = 1
 	}
 	for i := 0; i < len(bufs.recv); i += 4096 {
 		bufs.recv[i] = 1
+	}
+	if cfg.OnDevice {
+		var err error
+		if bufs.dsend, err = cuda.Alloc(cfg.Device, len(bufs.send)); err == nil {
+			bufs.drecv, err = cuda.Alloc(cfg.Device, len(bufs.recv))
+		}
+		if err == nil {
+			err = bufs.dsend.Zero()
+		}
+		if err == nil {
+			err = bufs.drecv.Zero()
+		}
+		defer bufs.free()
+		if err != nil {
+			return fmt.Errorf("bench: device buffers on device %d: %w", cfg.Device, err)
+		}
 	}
 	es := int64(cfg.DType.Size())
 	for i, b := range sizes {
@@ -185,18 +252,17 @@ func Measure(ctx context.Context, c *collective.Comm, cfg Config, emit func(Resu
 func operation(c *collective.Comm, cfg *Config, bufs *buffers, b int64, inPlace bool) func(context.Context) error {
 	n := int64(c.Size())
 	sb, rb := sendRecvBytes(cfg.Op, b, int(n))
-	dt := cfg.DType
-	send := collective.Raw(bufs.send[:sb], dt)
-	recv := collective.Raw(bufs.recv[:rb], dt)
+	send := bufs.view(true, 0, sb)
+	recv := bufs.view(false, 0, rb)
 	if inPlace {
 		switch cfg.Op {
 		case "allgather": // send is this rank's block of recv
 			off := int64(c.Rank()) * sb
-			send = collective.Raw(bufs.recv[off:off+sb], dt)
+			send = bufs.view(false, off, off+sb)
 		case "reducescatter": // recv is this rank's block of send
 			off := int64(c.Rank()) * rb
-			send = collective.Raw(bufs.recv[:sb], dt)
-			recv = collective.Raw(bufs.recv[off:off+rb], dt)
+			send = bufs.view(false, 0, sb)
+			recv = bufs.view(false, off, off+rb)
 		case "alltoall":
 			// No in-place all-to-all: measure the same call again.
 		default:
@@ -455,7 +521,16 @@ func check(ctx context.Context, c *collective.Comm, cfg *Config, bufs *buffers, 
 		}
 		got = bufs.recv[:rb]
 	}
+	if err := bufs.upload(true, sb); err != nil {
+		return 0, err
+	}
+	if err := bufs.upload(false, max(sb, rb)); err != nil {
+		return 0, err
+	}
 	if err := op(ctx); err != nil {
+		return 0, err
+	}
+	if err := bufs.download(max(sb, rb)); err != nil {
 		return 0, err
 	}
 	var wrong int64
