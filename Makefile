@@ -117,15 +117,23 @@ clean:
 	rm -rf bin
 
 # GPU validation, in two halves: here (a Go toolchain, no GPU needed) build
-# the test binaries and weft into bin/gpu with the script; on the GPU
-# machine (CUDA 13 driver, NCCL from the nvidia-nccl-cu13 wheel, no Go) run
-# bin/gpu/gpu-check.sh. The whole device run takes under 5 minutes.
+# the test binaries and weft into bin/gpu, with every shared library they
+# link except the C library's (the GPU machine has no libhdf5 or
+# OpenBLAS), and pack them into bin/gpu.tar.gz (GPUDIR=dir: dir/gpu.tar.gz);
+# on the GPU machine (CUDA 13
+# driver, NCCL, the CUDA runtime and NVRTC from NVIDIA's Python wheels, no
+# Go) unpack it and run gpu/gpu-check.sh. The device run takes under 5
+# minutes; scripts/gpu-check.sh says what it runs.
+GPU_TESTS = cuda nccl gpu collective nn gnn/model
+GPUDIR ?= bin
 .PHONY: gpu-check
 gpu-check:
-	mkdir -p bin/gpu
-	$(GO) test -c -o bin/gpu/nccl.test ./nccl
-	$(GO) test -c -o bin/gpu/gpu.test ./gpu
-	$(GO) test -c -o bin/gpu/cuda.test ./cuda
-	$(GO) build -o bin/gpu/weft ./cmd/weft
-	cp scripts/gpu-check.sh bin/gpu/gpu-check.sh
-	@echo "gpu-check: built bin/gpu; on the GPU machine run bin/gpu/gpu-check.sh"
+	rm -rf $(GPUDIR)/gpu && mkdir -p $(GPUDIR)/gpu/lib
+	for p in $(GPU_TESTS); do $(GO) test -c -ldflags='-s -w' -o $(GPUDIR)/gpu/$$(echo $$p | tr / _).test ./$$p || exit 1; done
+	$(GO) build -ldflags='-s -w' -o $(GPUDIR)/gpu/weft ./cmd/weft
+	cp scripts/gpu-check.sh $(GPUDIR)/gpu/
+	for f in $(GPUDIR)/gpu/weft $(GPUDIR)/gpu/*.test; do ldd $$f; done | awk '$$3 ~ /^\// {print $$3}' | sort -u | \
+		grep -Ev '/(libc|libm|libdl|librt|libpthread|libresolv|ld-linux[^/]*)\.so' | xargs -r cp -L -t $(GPUDIR)/gpu/lib
+	tar -C $(GPUDIR) -czf $(GPUDIR)/gpu.tar.gz gpu
+	@size=$$(stat -c %s $(GPUDIR)/gpu.tar.gz); echo "gpu-check: $(GPUDIR)/gpu.tar.gz, $$((size >> 20)) MiB; on the GPU machine: tar xzf gpu.tar.gz -C /tmp && /tmp/gpu/gpu-check.sh"; \
+		test $$size -lt $$((60 << 20)) || { echo "gpu-check: $(GPUDIR)/gpu.tar.gz is over 60 MiB, too large to carry to the GPU machine"; exit 1; }

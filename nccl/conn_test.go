@@ -22,9 +22,7 @@ import (
 // fakeWorld makes n Conns over the fake NCCL on devices 0..n-1.
 func fakeWorld(t *testing.T, n int, timeout time.Duration) []*Conn {
 	t.Helper()
-	if err := cuda.UseFake(n); err != nil {
-		t.Fatal(err)
-	}
+	cudatest.Devices(t, n)
 	boot := newBoot(n)
 	conns := make([]*Conn, n)
 	errs := make([]error, n)

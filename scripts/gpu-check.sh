@@ -1,41 +1,51 @@
 #!/usr/bin/env bash
 # gpu-check.sh: Weft's GPU validation, run on a machine with an NVIDIA GPU
 # and no Go toolchain. `make gpu-check` builds what it runs into bin/gpu
-# and copies this script there; run bin/gpu/gpu-check.sh [BINDIR].
+# (test binaries, weft, the shared libraries they link in lib/) and packs
+# bin/gpu.tar.gz; on the GPU machine:
 #
-# It finds NCCL in the nvidia-nccl-cu13 wheel (and the other nvidia-*
-# wheels' lib directories: CUDA runtime, NVRTC) through python3, sets
-# LD_LIBRARY_PATH, and runs with WEFT_GPU_TESTS=1 so that a missing GPU or
-# library fails instead of skipping:
-#   1. weft gpus                   NVML discovery table
-#   2. cuda.test                   kernel table and CPU references
-#   3. gpu.test                    topology and local-rank mapping
-#   4. nccl.test                   NCCL collectives on device buffers (one
-#                                  rank; two communicators on one device
-#                                  when NCCL allows), every kernel against
-#                                  its CPU reference bit for bit, and the
-#                                  kernel bandwidth table
-# Each step has a time limit; the whole run stays under 5 minutes.
+#   tar xzf bin/gpu.tar.gz -C /tmp && /tmp/gpu/gpu-check.sh
+#
+# It finds NCCL, the CUDA runtime, NVRTC and cuBLAS in NVIDIA's Python
+# wheels (nvidia-nccl-cu13, nvidia-cuda-runtime, ...) through python3 and
+# CUDA_HOME, sets LD_LIBRARY_PATH, and runs with WEFT_GPU_TESTS=1 so that a
+# missing GPU or library fails instead of skipping:
+#   1. weft gpus                 NVML discovery table
+#   2. cuda.test                 device layer: memory, streams, events,
+#                                pinned copies, GEMM in each math, the
+#                                built-in kernels bit for bit
+#   3. nn.test, gnn_model.test   the training kernels bit for bit
+#   4. gpu.test                  topology and local-rank mapping
+#   5. nccl.test                 NCCL collectives on device buffers
+#   6. collective.test           the conformance suite on device buffers:
+#                                staged (ranks sharing the GPU) and NCCL
+#   7. weft bench --device cuda  every collective, NCCL (one rank) and
+#                                staged (two ranks on the GPU), nccl-tests'
+#                                columns with #wrong
+#   8. weft bench kernels        the kernels' bandwidth beside the
+#                                device-to-device copy and PyTorch's (when
+#                                python3 has torch: scripts/peers/torch_kernels.py)
+# Each step has a time limit; the whole run stays under 5 minutes. Output
+# files (the tables) go to OUT, default the current directory.
+#
+# GPU_CHECK_FAKE=1 runs the same steps on a machine without a GPU over the
+# host-memory fake of the device layer (WEFT_FAKE_GPUS=2, small sizes), to
+# check this script and the binaries' plumbing (make test does, in
+# scripts/gpu_check_test.go); it measures nothing.
 set -uo pipefail
 
 bindir=${1:-$(cd "$(dirname "$0")" && pwd)}
+out=${OUT:-.}
 if [[ ! -x $bindir/nccl.test ]]; then
-	if [[ -x bin/gpu/nccl.test ]]; then bindir=bin/gpu; else
-		echo "gpu-check: no nccl.test in $bindir: run make gpu-check on the build machine first" >&2
-		exit 2
-	fi
+	echo "gpu-check: no nccl.test in $bindir: run make gpu-check on the build machine first" >&2
+	exit 2
 fi
 
 py=python3
-libdirs=()
-if nccl=$($py -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))' 2>/dev/null) && [[ -d $nccl/lib ]]; then
-	libdirs+=("$nccl/lib")
-elif nccl=$($py -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null) && [[ -d $nccl/lib ]]; then
-	libdirs+=("$nccl/lib") # namespace package: no __file__
-else
-	echo "gpu-check: NCCL not found in python3 ($($py -c 'import sys; print(sys.executable)' 2>&1)): pip install nvidia-nccl-cu13" >&2
-fi
-# Every nvidia-* wheel's lib directory (cuda_runtime, cuda_nvrtc, cu13, ...).
+libdirs=("$bindir/lib")
+# Every nvidia-* wheel's lib directory (nccl, cuda_runtime, cuda_nvrtc,
+# cublas, cu13, ...): the packages are namespace packages, so look in
+# their __path__.
 while IFS= read -r d; do [[ -n $d ]] && libdirs+=("$d"); done < <($py - <<'PY' 2>/dev/null
 import glob, os
 try:
@@ -47,11 +57,18 @@ for p in nvidia.__path__:
         print(d)
 PY
 )
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do [[ -d $d ]] && libdirs+=("$d"); done
+for d in ${CUDA_HOME:+$CUDA_HOME/lib64} /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do [[ -d $d ]] && libdirs+=("$d"); done
 LD_LIBRARY_PATH=$(IFS=:; echo "${libdirs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export LD_LIBRARY_PATH WEFT_GPU_TESTS=1 CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+export LD_LIBRARY_PATH WEFT_GPU_TESTS=1 WEFT_PROGRESS=0 CUDA_DEVICE_ORDER=PCI_BUS_ID NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+big=1G mid=256M small=64M
+if [[ ${GPU_CHECK_FAKE:-} == 1 ]]; then
+	export WEFT_FAKE_GPUS=2
+	unset WEFT_GPU_TESTS
+	big=1M mid=1M small=64K
+	echo "gpu-check: GPU_CHECK_FAKE=1: the host-memory fake, nothing measured"
+fi
 echo "gpu-check: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-for lib in libnccl.so.2 libcudart.so.13 libnvrtc.so.13 libcuda.so.1; do
+for lib in libnccl.so.2 libcudart.so.13 libnvrtc.so.13 libcublas.so.13 libcuda.so.1; do
 	found=$(for d in ${LD_LIBRARY_PATH//:/ }; do ls "$d/$lib" 2>/dev/null; done | head -1)
 	echo "gpu-check: $lib: ${found:-$(ldconfig -p 2>/dev/null | grep -m1 " $lib " | sed 's/.*=> //' || true)}"
 done
@@ -70,9 +87,26 @@ step() { # step NAME SECONDS CMD...
 	[[ $rc -eq 0 ]] || fail=1
 }
 step "weft gpus" 30 "$bindir/weft" gpus
-step "cuda (device layer, kernels)" 60 "$bindir/cuda.test" -test.v -test.count=1
+step "cuda (device layer, built-in kernels)" 60 "$bindir/cuda.test" -test.v -test.count=1 -test.run 'GPU'
+step "nn, gnn/model (training kernels)" 60 bash -c "'$bindir/nn.test' -test.v -test.count=1 -test.run 'Kernel' && '$bindir/gnn_model.test' -test.v -test.count=1 -test.run 'Kernel'"
 step "gpu (NVML)" 30 "$bindir/gpu.test" -test.v -test.count=1
-step "nccl (collectives, kernels, bandwidth)" 200 "$bindir/nccl.test" -test.v -test.count=1 -test.timeout=190s
+step "nccl (collectives on device buffers)" 60 "$bindir/nccl.test" -test.v -test.count=1 -test.timeout=55s
+step "collective (conformance on device buffers)" 90 "$bindir/collective.test" -test.count=1 -test.run 'Device' -test.timeout=85s
+bench() { # bench OP LOCAL MAXBYTES
+	"$bindir/weft" bench "$1" --device cuda --local "$2" -b 8 -e "$3" -f 8 -n 20 | tee -a "$out/gpu-bench.txt"
+	[[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+: >"$out/gpu-bench.txt"
+step "weft bench --device cuda (one rank: NCCL)" 60 bash -c "$(declare -f bench); bindir='$bindir' out='$out'; bench allreduce 1 $big && for op in allgather broadcast reducescatter reduce alltoall; do bench \$op 1 $small || exit 1; done"
+step "weft bench --device cuda (two ranks on one GPU: staged)" 90 bash -c "$(declare -f bench); bindir='$bindir' out='$out'; bench allreduce 2 $mid && for op in allgather broadcast reducescatter reduce alltoall; do bench \$op 2 $small || exit 1; done"
+peer=()
+if [[ -f $bindir/torch_kernels.py ]] && $py -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	step "PyTorch peer (scripts/peers/torch_kernels.py)" 60 $py "$bindir/torch_kernels.py" --out "$out/torch-kernels.json"
+	[[ -s $out/torch-kernels.json ]] && peer=(--peer "$out/torch-kernels.json")
+fi
+if "$bindir/weft" bench kernels --help >/dev/null 2>&1; then
+	step "weft bench kernels" 60 bash -c "'$bindir/weft' bench kernels --device cuda ${peer[*]} | tee '$out/gpu-kernels.txt'"
+fi
 echo
 if [[ $fail -eq 0 ]]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL"; fi
 exit $fail

@@ -1,0 +1,54 @@
+package scripts_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGPUCheckOnFake builds what `make gpu-check` ships to a GPU machine,
+// unpacks it as the GPU machine does, and runs gpu-check.sh over the
+// host-memory fake of the device layer (GPU_CHECK_FAKE=1): every step must
+// run and pass, so that the script, the packing of the binaries and their
+// libraries, and the device paths are right before a GPU sees them.
+func TestGPUCheckOnFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the GPU check's binaries (about a minute)")
+	}
+	dir := t.TempDir()
+	make := exec.Command("make", "-s", "gpu-check", "GPUDIR="+dir)
+	make.Dir = ".."
+	if out, err := make.CombinedOutput(); err != nil {
+		t.Fatalf("make gpu-check: %v\n%s", err, out)
+	}
+	unpack := t.TempDir()
+	if out, err := exec.Command("tar", "xzf", filepath.Join(dir, "gpu.tar.gz"), "-C", unpack).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	lib, _ := os.ReadDir(filepath.Join(unpack, "gpu", "lib"))
+	var libs []string
+	for _, e := range lib {
+		libs = append(libs, e.Name())
+	}
+	if !strings.Contains(strings.Join(libs, " "), "libhdf5") {
+		t.Errorf("gpu/lib lacks libhdf5, which weft links: %v", libs)
+	}
+	run := exec.Command(filepath.Join(unpack, "gpu", "gpu-check.sh"))
+	run.Dir = unpack
+	run.Env = append(os.Environ(), "GPU_CHECK_FAKE=1", "OUT="+unpack)
+	out, err := run.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "gpu-check: PASS") {
+		t.Fatalf("gpu-check.sh over the fake: %v\n%s", err, out)
+	}
+	for _, step := range []string{"cuda (device layer", "nccl (collectives", "collective (conformance", "weft bench --device cuda (one rank: NCCL)", "weft bench --device cuda (two ranks on one GPU: staged)"} {
+		if !strings.Contains(string(out), "=== "+step) {
+			t.Errorf("step %q did not run:\n%s", step, out)
+		}
+	}
+	table, err := os.ReadFile(filepath.Join(unpack, "gpu-bench.txt"))
+	if err != nil || strings.Count(string(table), "Out of bounds values : 0 OK") != 12 {
+		t.Errorf("gpu-bench.txt: want 12 tables without a wrong element (%v):\n%s", err, table)
+	}
+}
