@@ -48,11 +48,23 @@
 //
 // # Types and operations
 //
-// Buffers are typed views of Go slices (Buf) or raw bytes (Raw): float32,
-// float64, float16 (F16), bfloat16 (BF16), int32, int64, uint8. Reductions
-// are Sum, Prod, Min, Max and Avg (floating types). Halves are reduced in
-// float32 and rounded back after each step, as NCCL does. Results are the
-// same bits on every rank.
+// Buffers are typed views of Go slices (Buf), raw bytes (Raw) or device
+// memory (DeviceBuf): float32, float64, float16 (F16), bfloat16 (BF16),
+// int32, int64, uint8. Reductions are Sum, Prod, Min, Max and Avg (floating
+// types). Halves are reduced in float32 and rounded back after each step,
+// as NCCL does. Results are the same bits on every rank.
+//
+// # Device memory
+//
+// Every call takes buffers over device memory (package cuda) as well, with
+// CUDA-aware MPI's rules: the memory holds the input when the call is
+// issued, and the result once it completes (device.go). A backend that
+// moves device memory itself says so with the optional driver.DeviceConn;
+// otherwise the communicator's first collective on device memory agrees,
+// over the host backend, on NCCL (package nccl) when every rank has a GPU
+// of its own and NCCL loads everywhere, or on staging through pinned host
+// memory, chunked and pipelined, and Split gives sub-communicators NCCL's
+// with ncclCommSplit. Comm.Device says which. docs/MPI.md has the rules.
 //
 // # Faults
 //
@@ -90,8 +102,9 @@
 //	WEFT_IFADDR         local IP address to listen on and advertise
 //	WEFT_JOB_TOKEN      job identity every connection must present
 //	WEFT_RENDEZVOUS     file:///path for a shared-file rendezvous
+//	WEFT_NCCL           device buffers through NCCL when every rank has its own GPU: auto (default) or off
 //
-// All but the first three are the tcp backend's. Launch detection reads
+// All but the first three and the last are the tcp backend's. Launch detection reads
 // WEFT_RANK, WEFT_WORLD_SIZE, WEFT_LOCAL_RANK, WEFT_LOCAL_SIZE,
 // WEFT_JOB_ID, WEFT_MASTER_ADDR and WEFT_MASTER_PORT, and the launchers'
 // own variables (internal/launch).
@@ -99,7 +112,7 @@
 // # Related packages
 //
 // collective/driver is the backend interface; collective/engine and
-// collective/mpi are the backends; collective/transport and its
+// collective/mpi are the backends, nccl the one for device memory; collective/transport and its
 // subpackages are the engine's point-to-point layer; collectivetest is the
 // conformance suite every backend runs; collective/bench measures
 // collectives as nccl-tests does (weft bench).
