@@ -609,9 +609,20 @@ func (x *exec) waitAny(s *slot) error {
 }
 
 func (x *exec) silent(rank int, t time.Duration) *driver.Failure {
-	return &driver.Failure{Kind: driver.ErrTimeout, Culprit: rank, Origin: -1,
-		Msg: fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
-			x.seq, x.d, rank, t)}
+	msg := fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
+		x.seq, x.d, rank, t)
+	if p := x.c.ep.peers[rank]; p != nil {
+		// Its probes say where it waits, if in another communicator.
+		p.mu.Lock()
+		for comm, pr := range p.probes {
+			if comm != x.c.id {
+				msg += fmt.Sprintf("; it waits in op #%d of another communicator (%s): communicators that share ranks must run their collectives in the same order on all of them", pr.seq, pr.d)
+				break
+			}
+		}
+		p.mu.Unlock()
+	}
+	return &driver.Failure{Kind: driver.ErrTimeout, Culprit: rank, Origin: -1, Msg: msg}
 }
 
 func (s *slot) result() error {

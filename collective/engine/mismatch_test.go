@@ -270,3 +270,53 @@ func TestMismatchEveryAlgorithm(t *testing.T) {
 		}
 	}
 }
+
+// TestMismatchCommunicators: rank 0 calls an allreduce on the world while
+// rank 1 calls one on a communicator split from it. Either may be late
+// (another goroutine may still make the call), so this is no mismatch,
+// but the timeout names the other communicator's operation, which the
+// waiting rank learned from its peer's probe.
+func TestMismatchCommunicators(t *testing.T) {
+	cfg := driver.Config{ChunkBytes: 4096, Timeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	dcs, err := NewLocal(2, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := []*conn{dcs[0].(*conn), dcs[1].(*conn)}
+	defer func() {
+		for _, c := range cs {
+			c.Close()
+		}
+	}()
+	ctx := context.Background()
+	subs := make([]driver.Conn, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := make([]byte, 16)
+			if errs[r] = c.Run(ctx, &driver.Call{Kind: driver.Split, DType: driver.Int64, Count: 2, Send: key, Recv: make([]byte, 32)}); errs[r] == nil {
+				subs[r], errs[r] = c.Split(ctx, 0, []int{0, 1})
+			}
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	for r, c := range []driver.Conn{cs[0], subs[1]} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = c.Run(ctx, allreduceCall(2, driver.Float32, driver.Sum))
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if !errors.Is(err, driver.ErrTimeout) || !strings.Contains(err.Error(), "another communicator") {
+			t.Errorf("rank %d: %v, want a timeout that names the other communicator's operation", r, err)
+		}
+	}
+}
