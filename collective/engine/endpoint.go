@@ -627,7 +627,7 @@ func (p *peer) handle(h *wire.Header) error {
 		ep.countVote(p.rank, h, msg)
 	case wire.KindData:
 		if ep.failure() != nil {
-			return p.link.ReadPayload(nil) // read on only for the votes
+			return p.link.ReadPayload(nil) // a failed endpoint drops data
 		}
 		return p.deliver(h)
 	}

@@ -121,6 +121,17 @@ func mismatchCases(count int) []mismatchCase {
 			}
 			return gatherCall(count, 1, r, 2)
 		}, 1},
+		{"reduce-scatter counts", 3, func(r int) *driver.Call {
+			c := count + map[bool]int{true: 1}[r == 0]
+			return &driver.Call{Kind: driver.ReduceScatter, DType: driver.Float32, Op: driver.Sum, Count: c,
+				Send: make([]byte, 4*c*3), Recv: make([]byte, 4*c)}
+		}, 0},
+		{"all-to-all against allgather", 4, func(r int) *driver.Call {
+			if r == 1 {
+				return &driver.Call{Kind: driver.AllToAll, DType: driver.Float32, Count: count, Send: make([]byte, 4*count*4), Recv: make([]byte, 4*count*4)}
+			}
+			return allgatherCall(count, 4)
+		}, 1},
 		{"scan against allgather", 3, func(r int) *driver.Call {
 			if r == 0 {
 				return scanCall(count)
@@ -317,6 +328,30 @@ func TestMismatchCommunicators(t *testing.T) {
 	for r, err := range errs {
 		if !errors.Is(err, driver.ErrTimeout) || !strings.Contains(err.Error(), "another communicator") {
 			t.Errorf("rank %d: %v, want a timeout that names the other communicator's operation", r, err)
+		}
+	}
+}
+
+// TestJudge: the rule every rank's verdict comes from.
+func TestJudge(t *testing.T) {
+	a := desc{op: driver.Broadcast, dtype: driver.Float32, count: 4}
+	b, c := a, a
+	b.root, c.root = 1, 2
+	for _, tc := range []struct {
+		calls   map[int]desc
+		culprit int
+	}{
+		{map[int]desc{0: a, 1: b}, 1},                   // two ranks: the higher
+		{map[int]desc{0: b, 1: a, 2: a, 3: a}, 0},       // the smallest group
+		{map[int]desc{0: a, 1: a, 2: b, 3: b}, 2},       // a tie: not the group of the lowest rank
+		{map[int]desc{0: a, 1: b, 2: c}, 2},             // all differ: the highest
+		{map[int]desc{0: a, 1: b, 2: b, 3: c, 4: c}, 0}, // the group of one
+		{map[int]desc{0: a, 1: a}, 7},                   // no difference heard: the failure's culprit
+	} {
+		bal := &ballot{seq: 3, calls: tc.calls}
+		g := bal.judge(&driver.Failure{Kind: driver.ErrMismatch, Culprit: 7, Msg: "rank 7 sent too much"})
+		if g.Culprit != tc.culprit {
+			t.Errorf("%v: culprit %d, want %d (%s)", tc.calls, g.Culprit, tc.culprit, g.Msg)
 		}
 	}
 }
