@@ -23,8 +23,12 @@ import (
 //     r-2^k) and hears from r-2^k (r+2^k); the tree's edges carry the data,
 //     the others an empty frame. Same rounds as the tree alone, every rank
 //     busy in each;
-//   - the chains, gather, scatter and scan end with agree, a dissemination
-//     barrier of empty frames (ceil(log2 P) rounds);
+//   - the chains of broadcast and reduce send an acknowledgement against
+//     their data (ackChain): the rank where the data ends starts it at
+//     once, every other passes it on when it has it, so that it travels
+//     while the data does and the data's first rank waits for it last;
+//   - gather, scatter and scan end with agree, a dissemination barrier of
+//     empty frames (ceil(log2 P) rounds);
 //   - an operation with nothing to move (no elements) is agree alone, and
 //     a hierarchical broadcast ends with agree over its communicator.
 //
@@ -62,6 +66,65 @@ func dissemination(x *exec, tag0 uint32) error {
 		}
 	}
 	return nil
+}
+
+// tagAck is the tag of an ackChain's frames.
+const tagAck = tagAgree - 1
+
+// ackChain is the acknowledgement that runs against a chain's data: a
+// rank passes it on (to) once it has it from the rank after it in the
+// chain (from), so that it says every rank after this one made this call,
+// as the data from the rank before says of the ranks before. The rank
+// where the data ends starts it (from < 0); the data's first rank ends
+// it (to < 0).
+type ackChain struct {
+	x    *exec
+	s    *slot // the acknowledgement coming; nil for the rank that starts it
+	to   int
+	sent bool
+}
+
+// ackChain posts the receive of the acknowledgement, or starts it.
+func (x *exec) ackChain(from, to int) (*ackChain, error) {
+	k := &ackChain{x: x, to: to}
+	if from < 0 {
+		return k, k.pass()
+	}
+	var err error
+	k.s, err = x.recv(from, tagAck, nil)
+	return k, err
+}
+
+func (k *ackChain) pass() error {
+	k.sent = true
+	if k.to < 0 {
+		return nil
+	}
+	return k.x.send(k.to, tagAck, nil)
+}
+
+// poll passes the acknowledgement on if it has come.
+func (k *ackChain) poll() error {
+	if k.sent {
+		return nil
+	}
+	select {
+	case <-k.s.done:
+		return k.wait()
+	default:
+		return nil
+	}
+}
+
+// wait waits for the acknowledgement and passes it on.
+func (k *ackChain) wait() error {
+	if k.sent {
+		return nil
+	}
+	if err := k.x.wait(k.s); err != nil {
+		return err
+	}
+	return k.pass()
 }
 
 // tagProbe marks a probe: a data frame without payload that describes the

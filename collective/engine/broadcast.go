@@ -29,8 +29,10 @@ func broadcastTree(x *exec, a *driver.Call) error {
 
 // broadcastChain pipelines the buffer along the chain root, root+1, ...,
 // chunk by chunk: every rank forwards chunk j as soon as it has it, so the
-// time is about S/B + (n-2) chunks/B and every link carries S once. A
-// dissemination barrier (agree) follows: in a chain no rank hears from all.
+// time is about S/B + (n-2) chunks/B and every link carries S once. An
+// acknowledgement runs the other way, from the last rank to the root
+// (ackChain), so that every rank hears from all; the root returns when it
+// has it.
 func broadcastChain(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	if n == 1 || len(a.Recv) == 0 {
@@ -43,6 +45,17 @@ func broadcastChain(x *exec, a *driver.Call) error {
 	chunk := func(j int) []byte {
 		o, l := part(a.Count, nc, j)
 		return a.Recv[o*es : (o+l)*es]
+	}
+	from, to := next, prev // the acknowledgement's way
+	if vr == n-1 {
+		from = -1
+	}
+	if vr == 0 {
+		to = -1
+	}
+	ack, err := x.ackChain(from, to)
+	if err != nil {
+		return err
 	}
 	slots := make([]*slot, nc)
 	if vr > 0 {
@@ -65,6 +78,9 @@ func broadcastChain(x *exec, a *driver.Call) error {
 				return err
 			}
 		}
+		if err := ack.poll(); err != nil {
+			return err
+		}
 	}
-	return x.agree()
+	return ack.wait()
 }

@@ -32,11 +32,12 @@
 //     a message must fit its receive). The allreduces, allgathers,
 //     reduce-scatters, all-to-alls and the barrier agree through their
 //     data; the broadcast and reduce trees run on the dissemination
-//     barrier's rounds (every rank sends and hears in each); the chains,
-//     gather, scatter, scan and calls without elements end with a
-//     dissemination barrier (agree). So no rank returns success for a call
-//     that fails elsewhere; the price is that a broadcast root or a reduce
-//     leaf waits for the others, as in an allreduce (docs/BENCHMARKS.md).
+//     barrier's rounds (every rank sends and hears in each); the chains
+//     send an acknowledgement against their data; gather, scatter, scan
+//     and calls without elements end with a dissemination barrier
+//     (agree). So no rank returns success for a call that fails
+//     elsewhere; the price is that a broadcast root or a reduce leaf
+//     waits for the others, as in an allreduce (docs/BENCHMARKS.md).
 //     A rank that has waited 10 ms on a peer sends it a probe with its
 //     call, so that ranks waiting for each other in different calls (one
 //     in a receive, one on the shared segment) learn of it in bounded

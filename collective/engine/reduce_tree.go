@@ -48,8 +48,9 @@ func reduceTree(x *exec, a *driver.Call) error {
 
 // reduceChain pipelines partial results along the chain root+n-1, ..., root+1,
 // root, chunk by chunk; each rank adds its own chunk and passes it on. Every
-// link carries the buffer once; a few chunks are in flight at a time. A
-// dissemination barrier (agree) follows: in a chain no rank hears from all.
+// link carries the buffer once; a few chunks are in flight at a time. An
+// acknowledgement runs the other way, from the root to root+n-1
+// (ackChain), so that every rank hears from all.
 func reduceChain(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	vr := mod(r-a.Root, n)
@@ -67,6 +68,17 @@ func reduceChain(x *exec, a *driver.Call) error {
 		o, l := part(a.Count, nc, j)
 		return o * es, (o + l) * es
 	}
+	from, to := prev, next // the acknowledgement's way
+	if vr == 0 {
+		from = -1
+	}
+	if vr == n-1 {
+		to = -1
+	}
+	ack, err := x.ackChain(from, to)
+	if err != nil {
+		return err
+	}
 	if vr == n-1 {
 		for j := range nc {
 			lo, hi := span(j)
@@ -74,7 +86,7 @@ func reduceChain(x *exec, a *driver.Call) error {
 				return err
 			}
 		}
-		return x.agree()
+		return ack.wait()
 	}
 	const window = 8
 	slots := make([]*slot, nc)
@@ -118,6 +130,9 @@ func reduceChain(x *exec, a *driver.Call) error {
 			x.c.ep.pool.put(bufs[j])
 		}
 		slots[j], bufs[j] = nil, nil
+		if err := ack.poll(); err != nil {
+			return err
+		}
 	}
-	return x.agree()
+	return ack.wait()
 }
