@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,9 +78,16 @@ func runRole(role string) int {
 		return 1
 	case "mismatch":
 		// Every rank is past Open before any calls the mismatched
-		// operation: the test opens the gate once all are ready.
+		// operation: the test opens the gate once all are ready, or,
+		// without a gate (under mpirun), a barrier waits for all.
 		fmt.Printf("READY %d\n", c.Rank())
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if gate := os.Getenv("WEFT_TEST_GATE"); gate == "" {
+			if err := c.Barrier(ctx); err != nil {
+				fmt.Printf("RESULT barrier: %v\n", err)
+				return 1
+			}
+		}
+		for deadline := time.Now().Add(time.Minute); os.Getenv("WEFT_TEST_GATE") != ""; time.Sleep(time.Millisecond) {
 			if _, err := os.Stat(os.Getenv("WEFT_TEST_GATE")); err == nil || time.Now().After(deadline) {
 				break
 			}
@@ -87,7 +95,29 @@ func runRole(role string) int {
 		var err error
 		x := make([]float32, 1000)
 		y := make([]float32, 1000*c.Size())
+		start := time.Now()
+		defer func() {
+			fmt.Printf("RESULT rank=%d mismatch=%v peer=%d after=%.3f err=%v\n", c.Rank(), errors.Is(err, collective.ErrMismatch), collective.PeerOf(err), time.Since(start).Seconds(), err)
+		}()
 		switch os.Getenv("WEFT_TEST_MISMATCH") {
+		case "bcast-root": // issue 29: rank 0 says root 1, the others root 0
+			err = c.Broadcast(ctx, collective.Buf(x), map[bool]int{true: 1}[c.Rank() == 0])
+		case "reduce-root": // every rank its own root
+			err = c.Reduce(ctx, collective.Buf(x), collective.Buf(y[:1000]), collective.Sum, c.Rank())
+		case "bcast-allreduce": // rank 0 broadcasts, the others allreduce
+			if c.Rank() == 0 {
+				err = c.Broadcast(ctx, collective.Buf(x), 0)
+			} else {
+				err = c.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum)
+			}
+		case "empty": // rank 0 broadcasts nothing
+			err = c.Broadcast(ctx, collective.Buf(x[:1000*min(c.Rank(), 1)]), 0)
+		case "scatter-gather": // both wait first, for each other
+			if c.Rank() == 0 {
+				err = c.Scatter(ctx, collective.Buf[float32](nil), collective.Buf(x), 1)
+			} else {
+				err = c.Gather(ctx, collective.Buf(x), collective.Buf(y), 1)
+			}
 		case "op":
 			if c.Rank() == 0 {
 				err = c.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum)
@@ -105,7 +135,6 @@ func runRole(role string) int {
 				err = c.AllReduce(ctx, collective.Buf(z), collective.Buf(z), collective.Sum)
 			}
 		}
-		fmt.Printf("RESULT rank=%d mismatch=%v peer=%d err=%v\n", c.Rank(), errors.Is(err, collective.ErrMismatch), collective.PeerOf(err), err)
 		return 0
 	}
 	fmt.Printf("RESULT unknown role %q\n", role)
@@ -301,35 +330,114 @@ func silentRank(t *testing.T, env string) {
 }
 
 // TestMismatch makes ranks call different collectives, or the same one
-// with different counts or types: every rank must get ErrMismatch with a
-// message that names the calls, and all must blame the same rank: with
-// four ranks of which rank 0 alone calls allreduce, rank 0; with two, the
-// vote's tie goes against rank 1.
+// with different counts, types or roots, over shared memory and over TCP
+// (WEFT_SHM=off), with the default algorithms and with the chains: every
+// rank must get ErrMismatch well within the timeout with a message that
+// names the calls, no rank may return success, and all must blame the
+// same rank, in the error and in the warning they log: with four ranks of
+// which rank 0 alone calls something else, rank 0; with two, the vote's
+// tie goes against rank 1.
 func TestMismatch(t *testing.T) {
-	for _, tc := range []struct {
+	cases := []struct {
 		kind    string
 		np, odd int
-	}{{"op", 2, 1}, {"count", 2, 1}, {"type", 2, 1}, {"op", 4, 0}, {"type", 4, 0}} {
-		t.Run(fmt.Sprintf("%s/np=%d", tc.kind, tc.np), func(t *testing.T) {
-			gate := filepath.Join(t.TempDir(), "gate")
-			j := startJob(t, tc.np, "mismatch", "WEFT_TEST_MISMATCH="+tc.kind, "WEFT_TIMEOUT=20s", "WEFT_TEST_GATE="+gate)
-			for r := range tc.np {
-				j.waitFor(t, r, "READY", 30*time.Second)
+		algos   []string
+	}{
+		{"op", 2, 1, nil}, {"count", 2, 1, nil}, {"type", 2, 1, nil}, {"op", 4, 0, nil}, {"type", 4, 0, nil},
+		{"bcast-root", 4, 0, []string{"", "chain"}},
+		{"reduce-root", 2, 1, []string{"", "chain"}},
+		{"bcast-allreduce", 4, 0, []string{"", "chain"}},
+		{"empty", 2, 1, nil},
+		{"scatter-gather", 2, 1, nil},
+	}
+	for _, tc := range cases {
+		for _, shm := range []string{"auto", "off"} {
+			algos := tc.algos
+			if algos == nil {
+				algos = []string{""}
 			}
-			if err := os.WriteFile(gate, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			for r := range tc.np {
-				line := j.result(t, r, 15*time.Second)
-				if !strings.Contains(line, "mismatch=true") || !strings.Contains(line, fmt.Sprintf("peer=%d ", tc.odd)) ||
-					!strings.Contains(line, fmt.Sprintf("rank %d is the odd one out", tc.odd)) {
-					t.Errorf("rank %d: %s", r, line)
+			for _, algo := range algos {
+				name := fmt.Sprintf("%s/np=%d/shm=%s", tc.kind, tc.np, shm)
+				if algo != "" {
+					name += "/algo=" + algo
 				}
-				t.Logf("rank %d: %s", r, line)
+				t.Run(name, func(t *testing.T) {
+					gate := filepath.Join(t.TempDir(), "gate")
+					j := startJob(t, tc.np, "mismatch", "WEFT_TEST_MISMATCH="+tc.kind, "WEFT_TIMEOUT=20s", "WEFT_TEST_GATE="+gate,
+						"WEFT_SHM="+shm, "WEFT_ALGO="+algo)
+					for r := range tc.np {
+						j.waitFor(t, r, "READY", 30*time.Second)
+					}
+					if err := os.WriteFile(gate, nil, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					for r := range tc.np {
+						line := j.result(t, r, 15*time.Second)
+						if !strings.Contains(line, "mismatch=true") || !strings.Contains(line, fmt.Sprintf("peer=%d ", tc.odd)) ||
+							!strings.Contains(line, fmt.Sprintf("rank %d is the odd one out", tc.odd)) {
+							t.Errorf("rank %d: %s", r, line)
+						}
+						var after float64
+						if i := strings.Index(line, "after="); i >= 0 {
+							fmt.Sscanf(line[i:], "after=%f", &after)
+						}
+						if after > 3 {
+							t.Errorf("rank %d failed %.2fs into the call (timeout 20s): %s", r, after, line)
+						}
+						t.Logf("rank %d: %s", r, line)
+						warned := warning.FindAllStringSubmatch(j.outs[r].String(), -1)
+						if len(warned) != 1 || warned[0][1] != fmt.Sprint(tc.odd) {
+							t.Errorf("rank %d logged %q, want one warning naming culprit %d", r, warned, tc.odd)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMismatchMPI is issue 29's broadcast under mpirun: rank 0 says root
+// 1, ranks 1-3 root 0. Every rank must fail fast (WEFT_TIMEOUT is 10s)
+// with ErrMismatch blaming rank 0, over shared memory and over TCP.
+func TestMismatchMPI(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
+	}
+	for _, shm := range []string{"auto", "off"} {
+		t.Run("shm="+shm, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, mpirun, "-np", "4", "-x", "WEFT_TEST_ROLE=mismatch", "-x", "WEFT_TEST_MISMATCH=bcast-root",
+				"-x", "WEFT_BACKEND=tcp", "-x", "WEFT_TIMEOUT=10s", "-x", "WEFT_SHM="+shm, os.Args[0])
+			cmd.Env = mpitest.Env()
+			out, _ := cmd.CombinedOutput()
+			results := regexp.MustCompile(`RESULT rank=(\d) mismatch=(\w+) peer=(-?\d+) after=([0-9.]+)`).FindAllStringSubmatch(string(out), -1)
+			if len(results) != 4 {
+				t.Fatalf("%d of 4 ranks reported:\n%s", len(results), tail(out, 40))
+			}
+			for _, m := range results {
+				var after float64
+				fmt.Sscan(m[4], &after)
+				if m[2] != "true" || m[3] != "0" || after > 3 {
+					t.Errorf("rank %s: mismatch=%s, blames %s, after %ss; want a mismatch blaming rank 0 well within 10s\n%s", m[1], m[2], m[3], m[4], tail(out, 40))
+				}
+			}
+			if warned := warning.FindAllStringSubmatch(string(out), -1); len(warned) != 4 {
+				t.Errorf("%d warnings, want one a rank:\n%s", len(warned), tail(out, 40))
+			} else {
+				for _, w := range warned {
+					if w[1] != "0" {
+						t.Errorf("a rank logged culprit %s, want 0: %s", w[1], w[0])
+					}
+				}
 			}
 		})
 	}
 }
+
+// warning is the line a failing rank logs, with the culprit it names.
+var warning = regexp.MustCompile(`weft: communicator failed.* culprit=(-?\d+)`)
 
 // makeHosts makes n test hosts on this machine: network namespaces joined
 // by veth pairs to the first, on a private subnet that exists only inside

@@ -15,7 +15,7 @@ func allreduceRD(x *exec, a *driver.Call) error {
 	}
 	if n == 1 || a.Count == 0 {
 		x.finishAvg(a.Recv)
-		return nil
+		return x.agree()
 	}
 	if err := recursiveDoubling(x, a.Recv, 0); err != nil {
 		return err

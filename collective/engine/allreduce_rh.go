@@ -19,8 +19,8 @@ import "github.com/weft-hpc/weft/collective/driver"
 func allreduceRH(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
-	if alone(x, a) {
-		return nil
+	if ok, err := alone(x, a); ok {
+		return err
 	}
 	at := func(b int) int { // byte offset of block b (b == n: the end)
 		o, _ := part(a.Count, n, b)

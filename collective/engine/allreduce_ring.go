@@ -13,8 +13,8 @@ import "github.com/weft-hpc/weft/collective/driver"
 func allreduceRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
-	if alone(x, a) {
-		return nil
+	if ok, err := alone(x, a); ok {
+		return err
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
 	_, segMax := part(a.Count, n, 0)
@@ -90,12 +90,12 @@ func allreduceRing(x *exec, a *driver.Call) error {
 }
 
 // alone finishes a reduction with nothing to exchange (one rank, or no
-// data): the result is the rank's own data.
-func alone(x *exec, a *driver.Call) bool {
+// data): the result is the rank's own data, once the ranks agree (agree.go).
+func alone(x *exec, a *driver.Call) (bool, error) {
 	if x.c.size > 1 && len(a.Send) > 0 {
-		return false
+		return false, nil
 	}
 	copy(a.Recv, a.Send)
 	x.finishAvg(a.Recv)
-	return true
+	return true, x.agree()
 }

@@ -294,7 +294,9 @@ func allreduceShm(x *exec, a *driver.Call) error {
 // every rank has reached that step (long: in an operation of at least
 // groupLong bytes). On the operation's first step it
 // publishes this rank's call in its mailbox first and then checks the
-// others'.
+// others': every rank compares every other's call before it returns, the
+// agreement the frame-based algorithms reach through their data
+// (agree.go), and a difference is a mismatch voted on as any other.
 func (x *exec) groupStep(g *shm.Group, first *bool, long bool) error {
 	c := x.c
 	c.groupSeq++
@@ -313,7 +315,16 @@ func (x *exec) groupStep(g *shm.Group, first *bool, long bool) error {
 				continue
 			}
 			seq, d := getCall(g.Mail(q, v))
-			if seq != x.seq || d != x.d {
+			// The mailbox has no room for desc.outer; no hierarchical
+			// collective runs an allreduce in a host (hier.go).
+			d.outer = x.d.outer
+			if seq != x.seq {
+				// Its operations of this communicator are numbered
+				// otherwise: its call of this one is not known.
+				return c.ep.mismatchAt(c.id, x.seq, c.world[q], &x.d, nil,
+					fmt.Sprintf("op #%d: rank %d called %s, rank %d met it in the shared segment from its op #%d (%s)", x.seq, c.ep.rank, x.d, c.world[q], seq, d))
+			}
+			if d != x.d {
 				return c.mismatch(c.world[q], &curOp{seq: x.seq, d: x.d}, seq, d)
 			}
 		}
@@ -381,6 +392,7 @@ func (x *exec) groupWait(g *shm.Group, v uint64, long bool) error {
 	}
 	ready := func() bool { return behind() < 0 || ep.failure() != nil }
 	last, lastAt := g.Progress(), time.Now()
+	start, probed := lastAt, false
 	for {
 		g.Sleep(ready, pollSlice)
 		q := behind()
@@ -397,6 +409,16 @@ func (x *exec) groupWait(g *shm.Group, v uint64, long bool) error {
 		default:
 		}
 		now := time.Now()
+		if !probed && now.Sub(start) >= probeAfter {
+			// A rank not there yet may wait in another operation: tell
+			// it this one (agree.go).
+			for q, w := range c.world {
+				if q != c.rank && !g.Reached(q, v) {
+					x.probe(ep.peers[w])
+				}
+			}
+			probed = true
+		}
 		if p := g.Progress(); p != last {
 			last, lastAt = p, now
 		} else if t := ep.cfg.timeout; t > 0 && now.Sub(lastAt) >= t {

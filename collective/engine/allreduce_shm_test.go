@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -199,4 +200,60 @@ func TestAllReduceShmSilentPeer(t *testing.T) {
 			t.Error("rank 1 closed but its segment is still mapped")
 		}
 	})
+}
+
+// TestMismatchShm: the shared-segment allreduce against the other calls
+// on a pair over shared memory. Its ranks send no frames while they wait
+// on the segment, so a peer waiting in a receive learns of the mismatch
+// from a probe; every rank fails fast and both blame rank 1, in the
+// errors and the warnings.
+func TestMismatchShm(t *testing.T) {
+	ar := func(count int) func(r int) *driver.Call {
+		return func(int) *driver.Call { return allreduceCall(count, driver.Float32, driver.Sum) }
+	}
+	cases := []mismatchCase{
+		{"count", 2, func(r int) *driver.Call { return allreduceCall(4+r, driver.Float32, driver.Sum) }, 1},
+		{"no elements", 2, func(r int) *driver.Call { return allreduceCall(4*r, driver.Float32, driver.Sum) }, 1},
+		{"large count", 2, func(r int) *driver.Call { return allreduceCall(300000+r, driver.Float32, driver.Sum) }, 1},
+		{"reduction", 2, func(r int) *driver.Call {
+			return allreduceCall(4, driver.Float32, map[bool]driver.Op{true: driver.Max, false: driver.Sum}[r == 1])
+		}, 1},
+		{"broadcast against allreduce", 2, func(r int) *driver.Call {
+			if r == 1 {
+				return bcastCall(4, 1)
+			}
+			return ar(4)(r)
+		}, 1},
+		{"scatter against allreduce", 2, func(r int) *driver.Call {
+			if r == 1 {
+				return scatterCall(4, 0, r, 2) // waits for rank 0, which waits on the segment
+			}
+			return ar(4)(r)
+		}, 1},
+		{"allreduce against gather", 2, func(r int) *driver.Call {
+			if r == 0 {
+				return gatherCall(4, 0, r, 2)
+			}
+			return ar(300000)(r)
+		}, 1},
+		{"broadcast roots", 2, func(r int) *driver.Call { return bcastCall(4, r) }, 1},
+		{"reduce roots", 2, func(r int) *driver.Call { return reduceCall(300000, r, r) }, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &syncBuffer{}
+			pair := shmPair(t, mismatchTimeout)
+			for _, c := range pair {
+				c.ep.cfg.log = slog.New(slog.NewTextHandler(log, nil))
+			}
+			// The segment is made by the first allreduce: the case then
+			// meets it ready.
+			ctx := context.Background()
+			errs := both(pair, func(r int, c *conn) error { return c.Run(ctx, allreduceCall(1, driver.Float32, driver.Sum)) })
+			if errs[0] != nil || errs[1] != nil || pair[0].group == nil {
+				t.Fatalf("first allreduce: %v, segment %v", errs, pair[0].group)
+			}
+			checkMismatch(t, pair[:], tc, log)
+		})
+	}
 }

@@ -36,16 +36,5 @@ func alltoallPairwise(x *exec, a *driver.Call) error {
 	return nil
 }
 
-// barrierDissemination: in round k every rank signals rank r+2^k and waits
-// for rank r-2^k; after ceil(log2 n) rounds every rank has heard, directly
-// or not, from every other.
-func barrierDissemination(x *exec, a *driver.Call) error {
-	n, r := x.c.size, x.c.rank
-	empty := []byte{}
-	for k, tag := 1, uint32(0); k < n; k, tag = k<<1, tag+1 {
-		if err := x.sendRecv(mod(r+k, n), empty, mod(r-k, n), empty, tag); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// barrierDissemination is the dissemination barrier (agree.go).
+func barrierDissemination(x *exec, a *driver.Call) error { return dissemination(x, 0) }

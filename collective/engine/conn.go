@@ -28,26 +28,47 @@ type desc struct {
 	algo  uint8
 	root  int32
 	count uint64
+	outer uint32 // a step of a hierarchical collective: that call's hash (outerSig); else 0
 }
 
 func descOf(h *wire.Header) desc {
-	return desc{op: driver.Kind(h.Op), dtype: driver.DType(h.DType), redop: driver.Op(h.RedOp), algo: h.Algo, root: h.Root, count: h.Count}
+	return desc{op: driver.Kind(h.Op), dtype: driver.DType(h.DType), redop: driver.Op(h.RedOp), algo: h.Algo, root: h.Root, count: h.Count, outer: h.Sig}
+}
+
+// outerSig is the hash of d that the steps of a hierarchical collective
+// carry, so that two ranks whose calls differ in what the steps do not
+// show (Avg against Sum, a root on another host) differ in every step.
+func outerSig(d desc) uint32 {
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%d/%d/%d/%d/%d/%d", d.op, d.dtype, d.redop, d.algo, d.root, d.count)
+	if s := h.Sum32(); s != 0 {
+		return s
+	}
+	return 1
 }
 
 func (d desc) String() string {
 	s := fmt.Sprintf("%v(%d x %v", d.op, d.count, d.dtype)
 	switch d.op {
-	case driver.AllReduce, driver.ReduceScatter:
+	case driver.AllReduce, driver.ReduceScatter, driver.Scan, driver.Exscan:
 		s += ", " + d.redop.String()
 	case driver.Reduce:
 		s += fmt.Sprintf(", %v, root %d", d.redop, d.root)
-	case driver.Broadcast:
+	case driver.Broadcast, driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
 		s += fmt.Sprintf(", root %d", d.root)
+	case driver.Barrier:
+		s = fmt.Sprintf("%v(", d.op)
 	case opP2P:
 		s = fmt.Sprintf("send/recv(%d x %v, tag %d", d.count, d.dtype, d.root)
 	}
 	if a := algoByID(d.algo); a != nil {
-		s += ", algorithm " + a.name
+		if d.op != driver.Barrier {
+			s += ", "
+		}
+		s += "algorithm " + a.name
+	}
+	if d.outer != 0 {
+		s += fmt.Sprintf(", a step of call %08x", d.outer)
 	}
 	return s + ")"
 }
@@ -65,6 +86,10 @@ type conn struct {
 	rank  int
 	size  int
 	world []int // world rank of each rank
+
+	// parent is the conn whose hierarchical collectives run their steps
+	// on this one (a conn of the topology); nil for the world and splits.
+	parent *conn
 
 	// Owned by the collective running: the front end runs them one at a
 	// time, and the hierarchical algorithms run their inner operations on
@@ -98,8 +123,8 @@ type curOp struct {
 
 const worldID = 1
 
-func newConn(ep *endpoint, id uint64, rank int, world []int) *conn {
-	c := &conn{ep: ep, id: id, rank: rank, size: len(world), world: world,
+func newConn(ep *endpoint, id uint64, rank int, world []int, parent *conn) *conn {
+	c := &conn{ep: ep, id: id, rank: rank, size: len(world), world: world, parent: parent,
 		m: ep.matcherFor(id), sendSeq: make([]uint64, len(world))}
 	ep.mu.Lock()
 	ep.comms[id] = c
@@ -112,7 +137,7 @@ func newWorld(ep *endpoint) *conn {
 	for i := range world {
 		world[i] = i
 	}
-	return newConn(ep, worldID, ep.rank, world)
+	return newConn(ep, worldID, ep.rank, world, nil)
 }
 
 func (c *conn) Rank() int    { return c.rank }
@@ -155,11 +180,15 @@ func (c *conn) execute(ctx context.Context, d desc, alg *algorithm, a *driver.Ca
 	c.seq++
 	// A fresh curOp: readers of c.cur may still hold the last one.
 	c.cur.Store(&curOp{seq: seq, d: d})
+	if c.ep.vote.Load() != nil {
+		// The vote opened before this rank's call showed.
+		c.ep.voteLate(c.id, seq, d)
+	}
 	if f := c.ep.scanEarly(c, seq, d); f != nil {
 		return f
 	}
-	timer := c.x.timer
-	c.x = exec{c: c, ctx: ctx, seq: seq, d: d, chunk: c.ep.cfg.chunk, timer: timer}
+	timer, ptimer := c.x.timer, c.x.ptimer
+	c.x = exec{c: c, ctx: ctx, seq: seq, d: d, chunk: c.ep.cfg.chunk, timer: timer, ptimer: ptimer}
 	return alg.run(&c.x, a)
 }
 
@@ -193,6 +222,13 @@ func (ep *endpoint) scanEarly(c *conn, seq uint64, d desc) *driver.Failure {
 				return c.mismatch(p.rank, &curOp{seq: seq, d: d}, k.seq, e.d)
 			}
 		}
+		if pr, ok := p.probes[c.id]; ok && pr.seq <= seq {
+			delete(p.probes, c.id)
+			if pr.seq == seq && pr.d != d {
+				p.mu.Unlock()
+				return c.mismatch(p.rank, &curOp{seq: seq, d: d}, seq, pr.d)
+			}
+		}
 		p.mu.Unlock()
 	}
 	return nil
@@ -200,11 +236,11 @@ func (ep *endpoint) scanEarly(c *conn, seq uint64, d desc) *driver.Failure {
 
 func (c *conn) mismatch(peerWorld int, cur *curOp, seq uint64, theirs desc) *driver.Failure {
 	if seq < cur.seq {
-		return &driver.Failure{Kind: driver.ErrMismatch, Culprit: peerWorld, Origin: -1,
-			Msg: fmt.Sprintf("rank %d sent data for op #%d (%s), which rank %d has finished; rank %d is at op #%d (%s)",
-				peerWorld, seq, theirs, c.ep.rank, c.ep.rank, cur.seq, cur.d)}
+		return c.ep.mismatchAt(c.id, seq, peerWorld, nil, &theirs,
+			fmt.Sprintf("rank %d sent data for op #%d (%s), which rank %d has finished; rank %d is at op #%d (%s)",
+				peerWorld, seq, theirs, c.ep.rank, c.ep.rank, cur.seq, cur.d))
 	}
-	return c.ep.mismatchAt(c.id, seq, peerWorld, cur.d, theirs,
+	return c.ep.mismatchAt(c.id, seq, peerWorld, &cur.d, &theirs,
 		fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, c.ep.rank, cur.d, peerWorld, theirs))
 }
 
@@ -355,12 +391,13 @@ func (c *conn) Split(_ context.Context, color int, members []int) (driver.Conn, 
 	if members == nil {
 		return nil, nil
 	}
-	return c.sub(fmt.Sprintf("split/%d/%d", c.seq-1, color), members), nil
+	return c.sub(fmt.Sprintf("split/%d/%d", c.seq-1, color), members, nil), nil
 }
 
 // sub makes the conn of the given ranks of c (which include this rank),
-// with an id every member computes alike from c's id and name.
-func (c *conn) sub(name string, ranks []int) *conn {
+// with an id every member computes alike from c's id and name, and the
+// given parent.
+func (c *conn) sub(name string, ranks []int, parent *conn) *conn {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s", c.id, name)
 	id := h.Sum64()
@@ -375,7 +412,7 @@ func (c *conn) sub(name string, ranks []int) *conn {
 			me = i
 		}
 	}
-	return newConn(c.ep, id, me, world)
+	return newConn(c.ep, id, me, world, parent)
 }
 
 // Abort fails every pending and later operation of the world, here and on
@@ -405,19 +442,21 @@ func (c *conn) Close() error {
 // exec is one running operation: its identity and the calls the algorithms
 // use to move and combine bytes.
 type exec struct {
-	c     *conn
-	ctx   context.Context
-	seq   uint64
-	d     desc
-	chunk int
-	h     wire.Header // the header of the frame being sent
-	timer *time.Timer // the silence timer of wait, made on first use
+	c      *conn
+	ctx    context.Context
+	seq    uint64
+	d      desc
+	chunk  int
+	h      wire.Header // the header of the frame being sent
+	timer  *time.Timer // the silence timer of wait, made on first use
+	ptimer *time.Timer // wait's probe timer, made on first use
+	probed bool        // the wait in progress sent its probe
 }
 
 func (x *exec) header(tag uint32, msgLen int) wire.Header {
 	d := x.d
 	return wire.Header{Kind: wire.KindData, Op: uint8(d.op), DType: uint8(d.dtype), RedOp: uint8(d.redop), Algo: d.algo,
-		Comm: x.c.id, Seq: x.seq, Tag: tag, Root: d.root, Count: d.count, MsgLen: uint64(msgLen)}
+		Comm: x.c.id, Seq: x.seq, Tag: tag, Root: d.root, Count: d.count, MsgLen: uint64(msgLen), Sig: d.outer}
 }
 
 // send sends b to comm rank to, as frames of at most one chunk.
@@ -489,6 +528,7 @@ func (x *exec) wait(s *slot) error {
 	if from == nil {
 		return x.waitAny(s)
 	}
+	x.probed = s.p2p // a point-to-point receive has no call to compare
 	if pl, ok := from.link.(transport.Poller); ok && from.rmu.TryLock() {
 		err := x.pollWait(pl, s)
 		from.rmu.Unlock()
@@ -512,6 +552,16 @@ func (x *exec) wait(s *slot) error {
 		defer x.timer.Stop()
 		tc = x.timer.C
 	}
+	var pc <-chan time.Time
+	if !x.probed {
+		if x.ptimer == nil {
+			x.ptimer = time.NewTimer(probeAfter)
+		} else {
+			x.ptimer.Reset(probeAfter)
+		}
+		defer x.ptimer.Stop()
+		pc = x.ptimer.C
+	}
 	var done <-chan struct{}
 	if x.ctx != nil {
 		done = x.ctx.Done()
@@ -525,6 +575,9 @@ func (x *exec) wait(s *slot) error {
 			x.c.abortCtx(x.ctx, x.d.op)
 			<-s.done
 			return s.result()
+		case <-pc:
+			x.probe(from)
+			pc = nil
 		case <-tc:
 			if p := s.progress(); p != last {
 				last = p
@@ -556,9 +609,20 @@ func (x *exec) waitAny(s *slot) error {
 }
 
 func (x *exec) silent(rank int, t time.Duration) *driver.Failure {
-	return &driver.Failure{Kind: driver.ErrTimeout, Culprit: rank, Origin: -1,
-		Msg: fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
-			x.seq, x.d, rank, t)}
+	msg := fmt.Sprintf("op #%d %s: rank %d sent nothing for %v; it is alive but has not joined the operation, or is stuck (WEFT_TIMEOUT sets the limit)",
+		x.seq, x.d, rank, t)
+	if p := x.c.ep.peers[rank]; p != nil {
+		// Its probes say where it waits, if in another communicator.
+		p.mu.Lock()
+		for comm, pr := range p.probes {
+			if comm != x.c.id {
+				msg += fmt.Sprintf("; it waits in op #%d of another communicator (%s): communicators that share ranks must run their collectives in the same order on all of them", pr.seq, pr.d)
+				break
+			}
+		}
+		p.mu.Unlock()
+	}
+	return &driver.Failure{Kind: driver.ErrTimeout, Culprit: rank, Origin: -1, Msg: msg}
 }
 
 func (s *slot) result() error {

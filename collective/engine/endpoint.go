@@ -49,12 +49,14 @@ type endpoint struct {
 	recvKey  atomic.Uint64       // numbers the receives, for their keys in posted
 
 	pendingVotes map[*driver.Failure]*ballot // mismatches made, not yet the endpoint's failure
-	vote         *ballot                     // the vote on the endpoint's failure, if a mismatch
+	vote         atomic.Pointer[ballot]      // the vote on the endpoint's failure, if a mismatch
 
 	fail     atomic.Pointer[driver.Failure]
 	failOnce sync.Once
 	failed   chan struct{}
 	aborts   sync.WaitGroup // abort frames being written
+
+	probeq chan probeReq // probes for the prober to write
 
 	groups   []*shm.Group // shared segments of the communicators; guarded by mu
 	groupOps atomic.Int32 // operations running on them
@@ -103,6 +105,7 @@ type peer struct {
 	msgs   map[msgKey]*envelope // point-to-point messages arriving
 	gone   error                // the peer said goodbye or its link broke; guarded by mu
 	self   bool                 // this rank's loopback: no silence limit
+	probes map[uint64]probeNote // the peer's latest probe of each communicator, for an operation not started here
 }
 
 // slot is a posted receive.
@@ -183,6 +186,11 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 		ep.wg.Add(1)
 		go ep.heartbeat()
 	}
+	if ep.size > 1 {
+		ep.probeq = make(chan probeReq, probeQueue)
+		ep.wg.Add(1)
+		go ep.prober()
+	}
 	return ep
 }
 
@@ -207,9 +215,11 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 		ep.fail.Store(f)
 		close(ep.failed)
 		if b != nil {
+			// The warning waits for the verdict: it names the culprit
+			// every rank names.
+			ep.aborts.Add(1)
 			go ep.decide(b, f)
-		}
-		if !ep.closing.Load() || f.Kind != driver.ErrClosed {
+		} else if !ep.closing.Load() || f.Kind != driver.ErrClosed {
 			ep.cfg.log.Warn("weft: communicator failed", "backend", ep.name, "rank", ep.rank, "culprit", f.Culprit, "err", f.Error())
 		}
 		for _, p := range append(ep.peers, ep.self) {
@@ -263,19 +273,11 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 			ep.aborts.Add(1)
 			go func(p *peer) {
 				defer ep.aborts.Done()
-				p.wmu.Lock()
-				defer p.wmu.Unlock()
-				if p.broken != nil {
-					return
-				}
-				p.link.SetWriteDeadline(time.Now().Add(abortGrace))
 				h := wire.Header{Kind: wire.KindAbort, Op: kindCode(f.Kind), Root: int32(f.Culprit), Len: uint32(len(msg))}
 				if b != nil {
 					voteHeader(&h, b, call, hasCall)
 				}
-				if err := p.link.WriteFrame(&h, msg); err != nil {
-					p.broken = err
-				}
+				p.writeAbort(&h, msg)
 			}(p)
 		}
 	})
@@ -418,7 +420,11 @@ func (p *peer) readLoop() {
 	}
 	var h wire.Header
 	var deadline time.Time
-	for ep.failure() == nil || ep.voting() {
+	// After a failure the reader reads on, for the votes and so that the
+	// abort frames of peers that fail later do not wait on a full link
+	// (or, in process, on a link without a buffer), until the endpoint
+	// closes or the link falls silent.
+	for !ep.closing.Load() {
 		if t := ep.cfg.timeout; t > 0 && !p.self {
 			now := time.Now()
 			if deadline.Sub(now) < 3*t/4 {
@@ -445,7 +451,7 @@ func (p *peer) pollLoop(pl transport.Poller) {
 	var h wire.Header
 	var deadline time.Time
 	seen := ^uint64(0)
-	for ep.failure() == nil || ep.voting() {
+	for !ep.closing.Load() { // as readLoop, after a failure too
 		// The silence limit runs from the last frame anyone read.
 		if n := p.reads.Load(); n != seen && ep.cfg.timeout > 0 {
 			seen = n
@@ -554,6 +560,10 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 			return nil
 		default:
 		}
+		if !x.probed && now.Sub(start) >= probeAfter {
+			x.probe(p)
+			x.probed = true
+		}
 		if t := ep.cfg.timeout; t > 0 {
 			if g := s.progress(); g != last {
 				last, lastAt = g, now
@@ -614,10 +624,10 @@ func (p *peer) handle(h *wire.Header) error {
 		if ep.failure() == nil {
 			ep.failFrom(&driver.Failure{Kind: kindOf(h.Op), Culprit: int(h.Root), Origin: p.rank, Relayed: true, Msg: string(msg)}, h)
 		}
-		ep.countVote(p.rank, h)
+		ep.countVote(p.rank, h, msg)
 	case wire.KindData:
 		if ep.failure() != nil {
-			return p.link.ReadPayload(nil) // read on only for the votes
+			return p.link.ReadPayload(nil) // a failed endpoint drops data
 		}
 		return p.deliver(h)
 	}
@@ -657,6 +667,9 @@ func (p *peer) linkDown(err error) {
 func (p *peer) deliver(h *wire.Header) error {
 	if driver.Kind(h.Op) == opP2P {
 		return p.deliverP2P(h)
+	}
+	if h.Tag == tagProbe {
+		return p.probed(h)
 	}
 	key := matchKey{comm: h.Comm, seq: h.Seq, tag: h.Tag}
 	d := descOf(h)
@@ -843,15 +856,21 @@ func (s *slot) check(d desc, msgLen uint64) *driver.Failure {
 		return s.p.mismatch(s.key.comm, d, s.d, s.key.seq)
 	}
 	if msgLen != uint64(len(s.buf)) {
-		return &driver.Failure{Kind: driver.ErrMismatch, Culprit: s.p.rank, Origin: -1,
-			Msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", s.p.rank, msgLen, s.p.ep.rank, len(s.buf), s.d)}
+		return s.p.tooLong(s.key, s.d, msgLen, len(s.buf))
 	}
 	return nil
 }
 
 func (p *peer) mismatch(comm uint64, theirs, ours desc, seq uint64) *driver.Failure {
-	return p.ep.mismatchAt(comm, seq, p.rank, ours, theirs,
+	return p.ep.mismatchAt(comm, seq, p.rank, &ours, &theirs,
 		fmt.Sprintf("op #%d: rank %d called %s, rank %d called %s", seq, p.ep.rank, ours, p.rank, theirs))
+}
+
+// tooLong is the mismatch of a message of msgLen bytes from p where the
+// receive of key expects n (calls alike, but their block sizes differ).
+func (p *peer) tooLong(key matchKey, d desc, msgLen uint64, n int) *driver.Failure {
+	return p.ep.mismatchAt(key.comm, key.seq, p.rank, &d, &d,
+		fmt.Sprintf("op #%d: rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", key.seq, p.rank, msgLen, p.ep.rank, n, d))
 }
 
 // post registers a receive from p under key into buf.
@@ -883,8 +902,7 @@ func (p *peer) postSlot(s *slot, n int) (*slot, error) {
 			if e.d != d {
 				return nil, p.mismatch(key.comm, e.d, d, key.seq)
 			}
-			return nil, &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
-				Msg: fmt.Sprintf("rank %d sent a %d-byte message where rank %d expects %d bytes (%s)", p.rank, e.msgLen, p.ep.rank, n, d)}
+			return nil, p.tooLong(key, d, e.msgLen, n)
 		}
 		for _, f := range e.frames {
 			s.land(f.off, f.b)

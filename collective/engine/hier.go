@@ -70,13 +70,15 @@ func (c *conn) topo() *topology {
 		}
 		t.spans = t.spans && len(t.members) > 1
 		if t.spans {
-			t.local = c.sub(fmt.Sprintf("host/%v", t.members[t.myHost]), t.members[t.myHost])
+			// The conns of the steps, whose parent is c: a mismatch in
+			// one is voted on as c's operation (mismatchAt).
+			t.local = c.sub(fmt.Sprintf("host/%v", t.members[t.myHost]), t.members[t.myHost], c)
 			leaders := make([]int, len(t.members))
 			for i, m := range t.members {
 				leaders[i] = m[0]
 			}
 			if t.members[t.myHost][0] == c.rank {
-				t.leaders = c.sub(fmt.Sprintf("leaders/%v", leaders), leaders)
+				t.leaders = c.sub(fmt.Sprintf("leaders/%v", leaders), leaders, c)
 			}
 			uniform := true
 			for _, m := range t.members {
@@ -88,7 +90,7 @@ func (c *conn) topo() *topology {
 				for h, m := range t.members {
 					rail[h] = m[i]
 				}
-				t.rail = c.sub(fmt.Sprintf("rail/%v", rail), rail)
+				t.rail = c.sub(fmt.Sprintf("rail/%v", rail), rail, c)
 			}
 		}
 		c.topology = t
@@ -102,6 +104,7 @@ func (x *exec) nested(sub *conn, a *driver.Call) error {
 	alg := sub.ep.pick(a.Kind, sub, a)
 	d := callDesc(a)
 	d.algo = alg.id
+	d.outer = outerSig(x.d)
 	return sub.execute(x.ctx, d, alg, a)
 }
 
@@ -186,9 +189,13 @@ func broadcastHier(x *exec, a *driver.Call) error {
 		}
 	}
 	if t.myHost != rootHost && t.local.size > 1 {
-		return x.nested(t.local, &driver.Call{Kind: driver.Broadcast, Send: a.Recv, Recv: a.Recv, DType: a.DType, Count: a.Count})
+		if err := x.nested(t.local, &driver.Call{Kind: driver.Broadcast, Send: a.Recv, Recv: a.Recv, DType: a.DType, Count: a.Count}); err != nil {
+			return err
+		}
 	}
-	return nil
+	// The ranks of the root's host heard from no other host, and the
+	// others from no rank outside their host but the leaders.
+	return x.agree()
 }
 
 func allgatherHier(x *exec, a *driver.Call) error {

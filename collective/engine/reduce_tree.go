@@ -3,34 +3,41 @@ package engine
 import "github.com/weft-hpc/weft/collective/driver"
 
 // reduceTree is the binomial tree, the mirror of broadcastTree: in round k
-// ranks whose bit k is set send their partial result to the rank 2^k below
-// and drop out. Latency-optimal for small buffers.
+// ranks whose lowest set bit is k send their partial result to the rank
+// 2^k below and drop out. Latency-optimal for small buffers. Like
+// broadcastTree it runs on the rounds of the dissemination barrier, here
+// downward: in round k every rank sends to rank r-2^k and hears from rank
+// r+2^k, the partial result where that is a tree edge, an empty frame
+// elsewhere, so that every rank hears from every other (agree.go).
 func reduceTree(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	vr := mod(r-a.Root, n)
-	real := func(v int) int { return mod(v+a.Root, n) }
 	acc := a.Recv
 	if vr != 0 {
 		acc = x.scratchBuf(0, len(a.Send))
 	}
 	copy(acc, a.Send)
-	if len(acc) > 0 {
-		for mask := 1; mask < n; mask <<= 1 {
-			if vr&mask != 0 {
-				if err := x.send(real(vr-mask), 0, acc); err != nil {
-					return err
-				}
-				break
-			}
-			if vr+mask < n {
-				s, err := x.recvReduce(real(vr+mask), 0, acc, acc, false)
-				if err != nil {
-					return err
-				}
-				if err := x.wait(s); err != nil {
-					return err
-				}
-			}
+	for k, tag := 1, uint32(0); k < n; k, tag = k<<1, tag+1 {
+		active := vr%k == 0 // still holds a partial result
+		var out []byte
+		if active && vr&k != 0 {
+			out = acc // a tree edge from this rank
+		}
+		var s *slot
+		var err error
+		if active && vr&k == 0 && vr+k < n && len(acc) > 0 {
+			s, err = x.recvReduce(mod(r+k, n), tag, acc, acc, false) // a tree edge to this rank
+		} else {
+			s, err = x.recv(mod(r+k, n), tag, nil)
+		}
+		if err != nil {
+			return err
+		}
+		if err := x.send(mod(r-k, n), tag, out); err != nil {
+			return err
+		}
+		if err := x.wait(s); err != nil {
+			return err
 		}
 	}
 	if vr == 0 {
@@ -41,7 +48,9 @@ func reduceTree(x *exec, a *driver.Call) error {
 
 // reduceChain pipelines partial results along the chain root+n-1, ..., root+1,
 // root, chunk by chunk; each rank adds its own chunk and passes it on. Every
-// link carries the buffer once; a few chunks are in flight at a time.
+// link carries the buffer once; a few chunks are in flight at a time. An
+// acknowledgement runs the other way, from the root to root+n-1
+// (ackChain), so that every rank hears from all.
 func reduceChain(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	vr := mod(r-a.Root, n)
@@ -50,7 +59,7 @@ func reduceChain(x *exec, a *driver.Call) error {
 			copy(a.Recv, a.Send)
 			x.finishAvg(a.Recv)
 		}
-		return nil
+		return x.agree()
 	}
 	prev, next := mod(r-1, n), mod(r+1, n)
 	es := a.DType.Size()
@@ -59,6 +68,17 @@ func reduceChain(x *exec, a *driver.Call) error {
 		o, l := part(a.Count, nc, j)
 		return o * es, (o + l) * es
 	}
+	from, to := prev, next // the acknowledgement's way
+	if vr == 0 {
+		from = -1
+	}
+	if vr == n-1 {
+		to = -1
+	}
+	ack, err := x.ackChain(from, to)
+	if err != nil {
+		return err
+	}
 	if vr == n-1 {
 		for j := range nc {
 			lo, hi := span(j)
@@ -66,7 +86,7 @@ func reduceChain(x *exec, a *driver.Call) error {
 				return err
 			}
 		}
-		return nil
+		return ack.wait()
 	}
 	const window = 8
 	slots := make([]*slot, nc)
@@ -110,6 +130,9 @@ func reduceChain(x *exec, a *driver.Call) error {
 			x.c.ep.pool.put(bufs[j])
 		}
 		slots[j], bufs[j] = nil, nil
+		if err := ack.poll(); err != nil {
+			return err
+		}
 	}
-	return nil
+	return ack.wait()
 }

@@ -17,8 +17,8 @@ func reducescatterRing(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
 	off, size := blocks(n, a.Count, a.Counts)
-	if alone(x, a) {
-		return nil
+	if ok, err := alone(x, a); ok {
+		return err
 	}
 	right, left := mod(r+1, n), mod(r-1, n)
 	nc := x.chunks(slices.Max(size) * es)
@@ -98,6 +98,8 @@ func reducescatterRD(x *exec, a *driver.Call) error {
 		if err := recursiveDoubling(x, tmp, 0); err != nil {
 			return err
 		}
+	} else if err := x.agree(); err != nil {
+		return err
 	}
 	off, _ := blocks(x.c.size, a.Count, a.Counts)
 	copy(a.Recv, tmp[off[x.c.rank]*es:])

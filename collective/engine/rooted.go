@@ -7,13 +7,17 @@ import (
 
 // gatherLinear: the root posts a receive from every rank into its block,
 // the others send theirs. P-1 messages into the root, which is what its
-// link must carry whatever the algorithm; latency one message. It serves
-// Gather and GatherV.
+// link must carry whatever the algorithm; latency one message, then a
+// dissemination barrier (agree), since only the root hears from all. It
+// serves Gather and GatherV.
 func gatherLinear(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
 	if r != a.Root {
-		return x.send(a.Root, 0, a.Send)
+		if err := x.send(a.Root, 0, a.Send); err != nil {
+			return err
+		}
+		return x.agree()
 	}
 	off, size := blocks(n, gatherBlock(a), a.Counts)
 	block := func(i int) []byte { return a.Recv[off[i]*es : (off[i]+size[i])*es] }
@@ -38,20 +42,20 @@ func gatherLinear(x *exec, a *driver.Call) error {
 			}
 		}
 	}
-	return nil
+	return x.agree()
 }
 
 // scatterLinear: the root sends every rank its block; P-1 messages out of
-// the root. It serves Scatter and ScatterV.
+// the root, then a dissemination barrier (agree), since no rank hears from
+// all. It serves Scatter and ScatterV.
 func scatterLinear(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	es := a.DType.Size()
 	if r != a.Root {
-		s, err := x.recv(a.Root, 0, a.Recv)
-		if err != nil {
+		if err := x.recvWait(a.Root, 0, a.Recv); err != nil {
 			return err
 		}
-		return x.wait(s)
+		return x.agree()
 	}
 	off, size := blocks(n, gatherBlock(a), a.Counts)
 	block := func(i int) []byte { return a.Send[off[i]*es : (off[i]+size[i])*es] }
@@ -64,7 +68,7 @@ func scatterLinear(x *exec, a *driver.Call) error {
 	if own := block(r); !sameStart(own, a.Recv) {
 		copy(a.Recv, own)
 	}
-	return nil
+	return x.agree()
 }
 
 // gatherBlock is the block of each rank of a Gather or Scatter (Count),
@@ -80,7 +84,8 @@ func gatherBlock(a *driver.Call) int {
 // reduction of ranks 0..r-1 from r-1, combines its own in after it (rank
 // order, so that every rank's result is the same bits as a serial left
 // fold), and sends the result on. P-1 steps; the same bytes per rank as
-// any scan. It serves Scan and Exscan.
+// any scan; then a dissemination barrier (agree), since only the last rank
+// hears from all. It serves Scan and Exscan.
 func scanChain(x *exec, a *driver.Call) error {
 	n, r := x.c.size, x.c.rank
 	t, op := a.DType, a.Op
@@ -115,9 +120,11 @@ func scanChain(x *exec, a *driver.Call) error {
 		}
 	}
 	if r < n-1 {
-		return x.send(r+1, 0, out)
+		if err := x.send(r+1, 0, out); err != nil {
+			return err
+		}
 	}
-	return nil
+	return x.agree()
 }
 
 // sameStart reports whether a and b begin at the same byte (an in-place

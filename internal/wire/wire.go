@@ -28,8 +28,8 @@ const HeaderSize = 64
 const Magic = 0x4657
 
 // Version is the frame format version. A peer with another version is refused
-// in the handshake.
-const Version = 1
+// in the handshake. Version 2 added Sig.
+const Version = 2
 
 // MaxPayload is the largest payload a frame may announce. Senders cut larger
 // messages into several frames; a header announcing more is corrupt.
@@ -64,9 +64,9 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
-// Header is one frame header. The fields from Op to Count describe the
-// operation the frame belongs to; the receiver compares them with its own
-// call.
+// Header is one frame header. The fields from Op to Count, and Sig,
+// describe the operation the frame belongs to; the receiver compares them
+// with its own call.
 type Header struct {
 	Kind   Kind
 	Op     uint8  // collective kind (collective package's numbering)
@@ -81,6 +81,7 @@ type Header struct {
 	MsgLen uint64 // bytes of the whole message this frame is part of
 	Off    uint64 // offset of this frame's payload in the message
 	Len    uint32 // payload bytes following this header
+	Sig    uint32 // hash of the call an operation runs inside (a step of a hierarchical collective); 0: none
 }
 
 // Encode writes h into b, which must hold HeaderSize bytes.
@@ -101,7 +102,7 @@ func (h *Header) Encode(b []byte) {
 	binary.LittleEndian.PutUint64(b[40:], h.MsgLen)
 	binary.LittleEndian.PutUint64(b[48:], h.Off)
 	binary.LittleEndian.PutUint32(b[56:], h.Len)
-	binary.LittleEndian.PutUint32(b[60:], 0)
+	binary.LittleEndian.PutUint32(b[60:], h.Sig)
 }
 
 // ErrCorrupt is wrapped by every decoding error.
@@ -131,9 +132,7 @@ func (h *Header) Decode(b []byte) error {
 	h.MsgLen = binary.LittleEndian.Uint64(b[40:])
 	h.Off = binary.LittleEndian.Uint64(b[48:])
 	h.Len = binary.LittleEndian.Uint32(b[56:])
-	if pad := binary.LittleEndian.Uint32(b[60:]); pad != 0 {
-		return fmt.Errorf("%w: reserved bytes are %#x, want 0", ErrCorrupt, pad)
-	}
+	h.Sig = binary.LittleEndian.Uint32(b[60:])
 	switch h.Kind {
 	case KindData:
 		if h.Len > MaxPayload {

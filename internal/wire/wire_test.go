@@ -8,7 +8,7 @@ import (
 
 func TestHeaderRoundTrip(t *testing.T) {
 	h := Header{Kind: KindData, Op: 3, DType: 1, RedOp: 2, Algo: 4, Comm: 1 << 40, Seq: 99, Tag: 7,
-		Root: -1, Count: 12345, MsgLen: 4096, Off: 1024, Len: 2048}
+		Root: -1, Count: 12345, MsgLen: 4096, Off: 1024, Len: 2048, Sig: 0xdeadbeef}
 	var b [HeaderSize]byte
 	h.Encode(b[:])
 	var g Header
@@ -30,7 +30,6 @@ func TestHeaderRejects(t *testing.T) {
 		{"version", func(b []byte) { b[2] = 9 }},
 		{"kind", func(b []byte) { b[3] = 77 }},
 		{"payload past message", func(b []byte) { b[56] = 11 }},
-		{"reserved", func(b []byte) { b[63] = 1 }},
 	}
 	for _, c := range cases {
 		var b [HeaderSize]byte
