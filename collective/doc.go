@@ -87,7 +87,9 @@
 //
 // # Environment
 //
-// Knobs, read once (params.go); options of Open and NewLocal override them:
+// Knobs, each read once by the package it concerns: the front end's in
+// params.go, the tcp backend's in collective/engine's params.go (the
+// backends check their own); options of Open and NewLocal override them:
 //
 //	WEFT_BACKEND        auto (default), tcp, mpi or local
 //	WEFT_TIMEOUT        silence from a peer that fails an operation (default 60s; 0 disables)

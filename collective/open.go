@@ -62,16 +62,16 @@ func backend(name string) (driver.Driver, bool) {
 }
 
 func init() {
-	Register("tcp", engine.Open)
-	Register("local", func(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
+	Register("tcp", driver.OpenFunc(engine.Open))
+	Register("local", driver.OpenFunc(func(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 		cs, err := engine.NewLocal(1, cfg)
 		if err != nil {
 			return nil, err
 		}
 		return cs[0], nil
-	})
-	if mpi.Open != nil {
-		Register("mpi", mpi.Open)
+	}))
+	if mpi.Driver != nil {
+		Register("mpi", mpi.Driver)
 	}
 }
 
@@ -109,7 +109,7 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 	if name == "auto" {
 		name = autoBackend(l, o.logger)
 	}
-	open, ok := backend(name)
+	drv, ok := backend(name)
 	if !ok {
 		return nil, &OpError{Op: "open", Backend: name, Rank: l.Rank, Peer: -1,
 			Err: fmt.Errorf("%w: backend %q is not in this binary (it has %s; the mpi backend needs a build with -tags mpi)", ErrNotBuilt, name, strings.Join(Backends(), ", "))}
@@ -123,11 +123,8 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 		}
 		*l = driver.Launch{Launcher: launch.Single, Size: 1, LocalSize: 1, NumNodes: 1, Host: l.Host, HostCPUs: l.HostCPUs}
 	}
-	cfg, err := o.config(l)
-	if err != nil {
-		return nil, &OpError{Op: "open", Backend: name, Rank: l.Rank, Peer: -1, Err: err}
-	}
-	conn, err := open(ctx, cfg)
+	cfg := o.config(l)
+	conn, err := drv.Open(ctx, cfg)
 	if err != nil {
 		if oe := (*OpError)(nil); errors.As(err, &oe) {
 			return nil, err
@@ -150,10 +147,12 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 // autoBackend is the backend "auto" picks: mpi when it is in the binary, an
 // MPI launch started the process (mpirun, mpiexec, or srun with a PMI:
 // --mpi=pmix, --mpi=pmi2, MpiDefault in slurm.conf) and the linked MPI
-// library can start under it (mpi.Check); else tcp. Where the library
-// cannot start, the fallback is logged at level info with the reason.
+// library can start under it (the driver's driver.Checker); else tcp.
+// Where the library cannot start, the fallback is logged at level info
+// with the reason.
 func autoBackend(l *driver.Launch, log *slog.Logger) string {
-	if _, ok := backend("mpi"); !ok {
+	d, ok := backend("mpi")
+	if !ok {
 		return "tcp"
 	}
 	switch {
@@ -162,8 +161,8 @@ func autoBackend(l *driver.Launch, log *slog.Logger) string {
 	default:
 		return "tcp"
 	}
-	if mpi.Open != nil {
-		if err := mpi.Check(l); err != nil {
+	if ch, ok := d.(driver.Checker); ok {
+		if err := ch.Check(l); err != nil {
 			log.Info("weft: backend auto chose tcp (Weft's own transports), not mpi: " + err.Error())
 			return "tcp"
 		}
@@ -184,10 +183,7 @@ func NewLocal(n int, opts ...Option) ([]*Comm, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	cfg, err := o.config(nil)
-	if err != nil {
-		return nil, err
-	}
+	cfg := o.config(nil)
 	conns, err := engine.NewLocal(n, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("collective: NewLocal(%d): %w", n, err)

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
-	"github.com/weft-hpc/weft/internal/units"
-)
+	)
 
 // Option configures Open and NewLocal. Options override the environment.
 type Option func(*options)
@@ -20,17 +20,17 @@ type options struct {
 	backend    string
 	link       float64 // emulated link, Gbit/s; 0: none
 	timeout    *time.Duration
-	token      *string
-	algo       *string
-	sockBuf    *int
-	chunk      int
-	master     string
-	rendezvous string
-	ifAddr     string
-	spin       string
-	congestion string
-	hosts      []int // NewLocal: pretend ranks sit on these hosts (tests of the hierarchical algorithms)
+	settings   map[string]string // the backends' settings the options set (driver.Config.Settings)
+	hosts      []int             // NewLocal: pretend ranks sit on these hosts (tests of the hierarchical algorithms)
 	logger     *slog.Logger
+}
+
+// set records a backend setting for driver.Config.Settings.
+func (o *options) set(name, v string) {
+	if o.settings == nil {
+		o.settings = map[string]string{}
+	}
+	o.settings[name] = v
 }
 
 // WithBackend chooses Open's backend, as WEFT_BACKEND does: "auto", "tcp",
@@ -72,62 +72,60 @@ func WithEmulatedLink(gbps float64) Option { return func(o *options) { o.link = 
 
 // WithMaster sets the host:port where rank 0 serves the rendezvous store
 // (WEFT_MASTER_ADDR and WEFT_MASTER_PORT).
-func WithMaster(hostport string) Option { return func(o *options) { o.master = hostport } }
+func WithMaster(hostport string) Option { return func(o *options) { o.set("master", hostport) } }
 
 // WithRendezvous sets a shared-file rendezvous, "file:///path" (WEFT_RENDEZVOUS).
-func WithRendezvous(uri string) Option { return func(o *options) { o.rendezvous = uri } }
+func WithRendezvous(uri string) Option { return func(o *options) { o.set("WEFT_RENDEZVOUS", uri) } }
 
 // WithJobToken sets the job identity every connection must present
 // (WEFT_JOB_TOKEN).
-func WithJobToken(t string) Option { return func(o *options) { o.token = &t } }
+func WithJobToken(t string) Option { return func(o *options) { o.set("WEFT_JOB_TOKEN", t) } }
 
 // WithListenAddr sets the local IP address to listen on and advertise
 // (WEFT_IFADDR).
-func WithListenAddr(ip string) Option { return func(o *options) { o.ifAddr = ip } }
+func WithListenAddr(ip string) Option { return func(o *options) { o.set("WEFT_IFADDR", ip) } }
 
 // WithAlgorithm forces algorithms, as WEFT_ALGO does: "ring", or
 // "allreduce=rd,broadcast=chain".
-func WithAlgorithm(s string) Option { return func(o *options) { o.algo = &s } }
+func WithAlgorithm(s string) Option { return func(o *options) { o.set("WEFT_ALGO", s) } }
 
 // WithChunkBytes sets the pipeline chunk, which is also the largest frame
 // (WEFT_CHUNK_BYTES).
-func WithChunkBytes(n int) Option { return func(o *options) { o.chunk = n } }
+func WithChunkBytes(n int) Option {
+	return func(o *options) { o.set("WEFT_CHUNK_BYTES", strconv.Itoa(n)) }
+}
 
 // WithSocketBuffer sets the TCP send and receive buffer sizes (default
 // 4M); 0 keeps the kernel's autotuning (WEFT_SOCKET_BUFFER).
-func WithSocketBuffer(n int) Option { return func(o *options) { o.sockBuf = &n } }
+func WithSocketBuffer(n int) Option {
+	return func(o *options) { o.set("WEFT_SOCKET_BUFFER", strconv.Itoa(n)) }
+}
 
 // WithSpin sets how long an operation waiting for a message polls its
 // link before it sleeps (WEFT_SPIN): "auto" (the default: 50us when this
 // host runs no more ranks than it has CPUs; else 200us, giving the CPU
 // away between polls), or a duration ("0" to never poll, "1ms").
-func WithSpin(s string) Option { return func(o *options) { o.spin = s } }
+func WithSpin(s string) Option { return func(o *options) { o.set("WEFT_SPIN", s) } }
 
 // WithTCPCongestion names the congestion control of Weft's TCP
 // connections (WEFT_TCP_CONGESTION): "reno" by default, "cubic", or
 // "system" to keep the system's. Pacing congestion controls such as BBR
 // cost throughput on the short, fast links collectives run over.
-func WithTCPCongestion(cc string) Option { return func(o *options) { o.congestion = cc } }
+func WithTCPCongestion(cc string) Option { return func(o *options) { o.set("WEFT_TCP_CONGESTION", cc) } }
 
-// resolve applies opts over the environment's knobs.
+// resolve applies opts over the environment's knobs of the front end; the
+// backends read theirs (driver.Config.Settings).
 func resolve(opts []Option) (*options, error) {
 	o := &options{rank: -1, size: -1, localRank: -1}
 	for _, f := range opts {
 		f(o)
 	}
-	var err error
-	set := func(dst *string, p *param[string]) {
-		if *dst == "" && err == nil {
-			*dst, err = p.get()
+	if o.backend == "" {
+		b, err := paramBackend.get()
+		if err != nil {
+			return nil, err
 		}
-	}
-	set(&o.backend, paramBackend)
-	set(&o.rendezvous, paramRendezvous)
-	set(&o.ifAddr, paramIfAddr)
-	set(&o.congestion, paramCongestion)
-	set(&o.spin, paramSpin)
-	if err != nil {
-		return nil, err
+		o.backend = b
 	}
 	if o.timeout == nil {
 		t, err := paramTimeout.get()
@@ -135,43 +133,6 @@ func resolve(opts []Option) (*options, error) {
 			return nil, err
 		}
 		o.timeout = &t
-	}
-	if o.token == nil {
-		t, err := paramJobToken.get()
-		if err != nil {
-			return nil, err
-		}
-		o.token = &t
-	}
-	if o.algo == nil {
-		a, err := paramAlgo.get()
-		if err != nil {
-			return nil, err
-		}
-		o.algo = &a
-	}
-	if o.chunk == 0 {
-		c, err := paramChunk.get()
-		if err != nil {
-			return nil, err
-		}
-		o.chunk = int(c)
-	}
-	if o.chunk < 4<<10 || o.chunk > 64<<20 {
-		return nil, fmt.Errorf("collective: chunk of %d bytes is outside [4K, 64M]", o.chunk)
-	}
-	if o.sockBuf == nil {
-		b, err := paramSockBuf.get()
-		if err != nil {
-			return nil, err
-		}
-		n := int(b)
-		o.sockBuf = &n
-	}
-	if o.spin != "auto" {
-		if _, err := units.ParseDuration(o.spin); err != nil {
-			return nil, fmt.Errorf("collective: WEFT_SPIN=%q: %w", o.spin, err)
-		}
 	}
 	if o.logger == nil {
 		lv, err := paramLog.get()
@@ -188,21 +149,6 @@ func resolve(opts []Option) (*options, error) {
 }
 
 // config is what a backend opens with.
-func (o *options) config(l *driver.Launch) (*driver.Config, error) {
-	shmMode, err := paramShm.get()
-	if err != nil {
-		return nil, err
-	}
-	ring, err := paramShmRing.get()
-	if err != nil {
-		return nil, err
-	}
-	cc := o.congestion
-	if cc == "system" {
-		cc = ""
-	}
-	return &driver.Config{Launch: l, Timeout: *o.timeout, Logger: o.logger,
-		Master: o.master, Rendezvous: o.rendezvous, Token: *o.token, ListenAddr: o.ifAddr,
-		Algorithm: *o.algo, ChunkBytes: o.chunk, SocketBuffer: *o.sockBuf, Spin: o.spin, Congestion: cc,
-		SharedMemory: shmMode != "off", SharedRing: int(ring), Hosts: o.hosts}, nil
+func (o *options) config(l *driver.Launch) *driver.Config {
+	return &driver.Config{Launch: l, Timeout: *o.timeout, Logger: o.logger, Settings: o.settings, Hosts: o.hosts}
 }

@@ -29,9 +29,11 @@
 // in its documentation: ctx is then checked before the call only.
 //
 // Optional abilities are found by type assertion, as database/sql finds
-// them: DeviceConn (collectives on device memory, NCCL), Limiter (limits on
-// tags and counts tighter than the front end's), JobAborter (ending the
-// whole job, MPI_Abort), Uninterruptible (calls that Abort cannot stop).
+// them: of a Conn, DeviceConn (collectives on device memory, NCCL),
+// Limiter (limits on tags and counts tighter than the front end's),
+// JobAborter (ending the whole job, MPI_Abort), Uninterruptible (calls that
+// Abort cannot stop); of a Driver, Checker (can it start in this launch?).
+// Each backend reads and checks its own settings (Config).
 package driver
 
 import (
@@ -277,28 +279,36 @@ type Launch struct {
 	HostCPUs       int      // CPUs online on this host
 }
 
-// Config is what a backend opens a world with: the options and WEFT_*
-// variables, resolved by the front end. A backend ignores what does not
-// apply to it.
+// Config is what a backend opens a world with: what the front end
+// resolved (the launch, the timeout, the logger), and the values the
+// program set through options for the backend's own settings. A backend
+// reads, checks and documents its settings itself: Settings[name], when
+// present, takes the place of the environment variable name for this
+// world (collective.WithChunkBytes puts "WEFT_CHUNK_BYTES" there, for
+// instance); a backend ignores names it does not know.
 type Config struct {
-	Launch  *Launch       // how the world was started; the backend fills its part
-	Timeout time.Duration // silence from a peer that fails an operation; 0: none
-	Logger  *slog.Logger
-
-	// Weft's own transports.
-	Master       string // host:port of the rendezvous store ("" : from Launch)
-	Rendezvous   string // "file:///path" shared-file rendezvous
-	Token        string // job identity every connection must present
-	ListenAddr   string // local IP to listen on and advertise
-	Algorithm    string // forced algorithms, as WEFT_ALGO
-	ChunkBytes   int    // pipeline chunk and largest frame
-	SocketBuffer int    // TCP send/receive buffer; 0: kernel autotuning
-	Spin         string // "auto" or a duration
-	Congestion   string // TCP congestion control; "" keeps the system's
-	SharedMemory bool   // shared memory between ranks on one host
-	SharedRing   int    // bytes of each direction's shared-memory ring
-	Hosts        []int  // local worlds: pretend ranks sit on these hosts
+	Launch   *Launch       // how the world was started; the backend fills its part
+	Timeout  time.Duration // silence from a peer that fails an operation; 0: none
+	Logger   *slog.Logger
+	Settings map[string]string
+	Hosts    []int // local worlds: pretend ranks sit on these hosts
 }
 
 // Driver opens the world communicator of a backend for this process.
-type Driver func(ctx context.Context, cfg *Config) (Conn, error)
+type Driver interface {
+	Open(ctx context.Context, cfg *Config) (Conn, error)
+}
+
+// OpenFunc is a Driver made of its Open function.
+type OpenFunc func(ctx context.Context, cfg *Config) (Conn, error)
+
+// Open calls f.
+func (f OpenFunc) Open(ctx context.Context, cfg *Config) (Conn, error) { return f(ctx, cfg) }
+
+// Checker is implemented by a Driver that can tell, before Open, whether
+// it can start in a launch (the mpi backend: can the linked MPI library
+// start under this launcher?); backend "auto" asks it before choosing the
+// driver.
+type Checker interface {
+	Check(l *Launch) error
+}

@@ -103,19 +103,45 @@ func NewLocal(n int, cfg *driver.Config) ([]driver.Conn, error) {
 // newConfig is the endpoint configuration of cfg; the spin settings wait
 // until the ranks on this host are known.
 func newConfig(cfg *driver.Config) (config, error) {
-	algo, err := parseAlgo(cfg.Algorithm)
-	if err != nil {
-		return config{}, fmt.Errorf("WEFT_ALGO=%q: %w", cfg.Algorithm, err)
+	c := config{timeout: cfg.Timeout, log: cfg.Logger}
+	if c.log == nil {
+		c.log = slog.Default()
 	}
-	chunk := cfg.ChunkBytes
-	if chunk < 4<<10 || chunk > 64<<20 {
-		return config{}, fmt.Errorf("chunk of %d bytes is outside [4K, 64M]", chunk)
+	var err error
+	if c.algo, err = setAlgo.get(cfg); err != nil {
+		return config{}, err
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
+	if c.chunk, err = setChunk.get(cfg); err != nil {
+		return config{}, err
 	}
-	return config{timeout: cfg.Timeout, chunk: chunk, algo: algo, log: log}, nil
+	if c.sockBuf, err = setSockBuf.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.spinSetting, err = setSpin.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.congestion, err = setCongestion.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.shm, err = setShm.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.ring, err = setShmRing.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.rendezvous, err = setRendezvous.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.token, err = setToken.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.ifAddr, err = setIfAddr.get(cfg); err != nil {
+		return config{}, err
+	}
+	if c.master, err = setMaster.get(cfg); err != nil {
+		return config{}, err
+	}
+	return c, nil
 }
 
 // rankInfo is what each rank publishes in the rendezvous store.
@@ -132,7 +158,7 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	logf := func(format string, a ...any) { cfg.log.Warn(fmt.Sprintf(format, a...)) }
 
 	// Where is the store?
-	master := dc.Master
+	master := cfg.master
 	if master == "" && l.MasterAddr != "" {
 		port := l.MasterPort
 		if port == 0 {
@@ -149,7 +175,7 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	// the shared file of WEFT_RENDEZVOUS, or one in a private directory
 	// when every rank is on this host. Without any of these the ranks
 	// share no secret, and the launcher's job id only keeps jobs apart.
-	token := dc.Token
+	token := cfg.token
 	if token == "" {
 		if secret := launch.JobSecret(os.Getenv, l.Launcher); secret != "" {
 			token = deriveToken(secret)
@@ -157,10 +183,10 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	}
 	var filePath string
 	switch {
-	case dc.Rendezvous != "" && (master == "" || token == ""):
-		u, err := url.Parse(dc.Rendezvous)
+	case cfg.rendezvous != "" && (master == "" || token == ""):
+		u, err := url.Parse(cfg.rendezvous)
 		if err != nil || u.Scheme != "file" || u.Path == "" {
-			return nil, fmt.Errorf("WEFT_RENDEZVOUS=%q: want file:///path/on/a/shared/filesystem", dc.Rendezvous)
+			return nil, fmt.Errorf("WEFT_RENDEZVOUS=%q: want file:///path/on/a/shared/filesystem", cfg.rendezvous)
 		}
 		filePath = u.Path
 	case oneHost && (master == "" || token == ""):
@@ -191,7 +217,7 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	}
 
 	// The address this rank listens on and advertises.
-	ip := dc.ListenAddr
+	ip := cfg.ifAddr
 	if ip == "" {
 		if master != "" {
 			ip = localIPToward(masterHost)
@@ -317,7 +343,7 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 			local++
 		}
 	}
-	cfg.spin, cfg.yield = spinFor(dc.Spin, local)
+	cfg.spin, cfg.yield = spinFor(cfg.spinSetting, local)
 	// A launcher that binds each rank to one core leaves Go one P. A
 	// polling wait then holds it, and the link readers, heartbeats and
 	// timers queue behind it until the runtime preempts it (10 ms): a
@@ -330,11 +356,11 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	// Only the ranks that joined know the nonce: a connection must carry
 	// it to be taken for a rank's.
 	tr, err := tcp.Connect(ctx, tcp.Config{Rank: rank, Size: size, Token: token + "/" + nonce,
-		Listener: ln, Addrs: addrs, SocketBuffer: dc.SocketBuffer, Congestion: dc.Congestion, Logf: logf})
+		Listener: ln, Addrs: addrs, SocketBuffer: cfg.sockBuf, Congestion: cfg.congestion, Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank, dc, cfg.yield)
+	mixed, kinds, err := sameHostLinks(ctx, tr, infos, rank, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +435,7 @@ func isLoopback(host string) bool {
 // boot id) from TCP to shared memory, unless WEFT_SHM=off. Every pair sets
 // up at once: done one after another, three ranks could wait on each other
 // in a circle.
-func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int, dc *driver.Config, yield bool) (transport.Transport, []string, error) {
+func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, rank int, cfg config) (transport.Transport, []string, error) {
 	kinds := make([]string, len(infos))
 	me := infos[rank]
 	links := map[int]transport.Link{}
@@ -421,7 +447,7 @@ func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, ran
 		case p == rank:
 			kinds[p] = "self"
 			continue
-		case !dc.SharedMemory || ri.Host != me.Host || ri.BootID != me.BootID || me.BootID == "":
+		case !cfg.shm || ri.Host != me.Host || ri.BootID != me.BootID || me.BootID == "":
 			kinds[p] = "tcp"
 			continue
 		}
@@ -430,7 +456,7 @@ func sameHostLinks(ctx context.Context, tr *tcp.Transport, infos []rankInfo, ran
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: dc.SharedRing, Yield: yield})
+			l, err := shm.Open(ctx, shm.Config{Conn: conn, Creator: rank < p, RingBytes: cfg.ring, Yield: cfg.yield})
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

@@ -13,7 +13,7 @@
 //     fails at once), connects to every other over TCP (transport/tcp)
 //     with the job token and the session nonce only joined ranks learn,
 //     and the pairs on one host (same host name and boot id) move to
-//     shared memory (transport/shm) unless cfg.SharedMemory is off. The
+//     shared memory (transport/shm) unless WEFT_SHM is off. The
 //     token is cfg.Token, else derived from the launcher's job secret,
 //     else made by rank 0 and carried by a file only this user can read.
 //     NewLocal: goroutine ranks over transport/inproc.

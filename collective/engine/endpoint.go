@@ -75,6 +75,13 @@ type config struct {
 	chunk   int           // pipeline chunk and largest frame payload, bytes
 	algo    map[driver.Kind]string
 	log     *slog.Logger
+
+	// The settings of a multi-process world's bootstrap (params.go).
+	spinSetting, congestion   string
+	sockBuf, ring             int
+	shm                       bool
+	rendezvous, token, ifAddr string
+	master                    string
 }
 
 // matchKey identifies one message.

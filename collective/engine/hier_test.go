@@ -13,7 +13,7 @@ func TestHierarchicalChosen(t *testing.T) {
 		hosts []int
 		want  bool
 	}{{nil, false}, {[]int{0, 0, 0, 0}, false}, {[]int{0, 1, 2, 3}, false}, {[]int{0, 0, 1, 1}, true}, {[]int{1, 0, 0, 2}, true}} {
-		cs, err := NewLocal(4, &driver.Config{Hosts: tc.hosts, ChunkBytes: 512 << 10})
+		cs, err := NewLocal(4, &driver.Config{Hosts: tc.hosts, Settings: map[string]string{"WEFT_CHUNK_BYTES": "512K"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -226,9 +226,11 @@ func localRanks(t *testing.T, n int, cfg driver.Config, log *syncBuffer) []*conn
 	t.Helper()
 	cfg.Timeout = mismatchTimeout
 	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
-	if cfg.ChunkBytes == 0 {
-		cfg.ChunkBytes = 4096
+	settings := map[string]string{"WEFT_CHUNK_BYTES": "4096"}
+	for k, v := range cfg.Settings {
+		settings[k] = v
 	}
+	cfg.Settings = settings
 	dcs, err := NewLocal(n, &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -257,13 +259,13 @@ func TestMismatchEveryAlgorithm(t *testing.T) {
 	}{
 		{"default/small", driver.Config{}, 2},
 		{"default/large", driver.Config{}, 20000},
-		{"tree", driver.Config{Algorithm: "tree"}, 2},
-		{"chain", driver.Config{Algorithm: "chain"}, 2},
-		{"chain/large", driver.Config{Algorithm: "chain"}, 20000},
-		{"ring", driver.Config{Algorithm: "ring"}, 20000},
-		{"rd", driver.Config{Algorithm: "rd"}, 2},
-		{"rabenseifner", driver.Config{Algorithm: "rabenseifner"}, 20000},
-		{"hier", driver.Config{Algorithm: "hier"}, 20000},
+		{"tree", driver.Config{Settings: map[string]string{"WEFT_ALGO": "tree"}}, 2},
+		{"chain", driver.Config{Settings: map[string]string{"WEFT_ALGO": "chain"}}, 2},
+		{"chain/large", driver.Config{Settings: map[string]string{"WEFT_ALGO": "chain"}}, 20000},
+		{"ring", driver.Config{Settings: map[string]string{"WEFT_ALGO": "ring"}}, 20000},
+		{"rd", driver.Config{Settings: map[string]string{"WEFT_ALGO": "rd"}}, 2},
+		{"rabenseifner", driver.Config{Settings: map[string]string{"WEFT_ALGO": "rabenseifner"}}, 20000},
+		{"hier", driver.Config{Settings: map[string]string{"WEFT_ALGO": "hier"}}, 20000},
 	}
 	for _, cf := range configs {
 		for _, tc := range mismatchCases(cf.count) {
@@ -288,7 +290,7 @@ func TestMismatchEveryAlgorithm(t *testing.T) {
 // but the timeout names the other communicator's operation, which the
 // waiting rank learned from its peer's probe.
 func TestMismatchCommunicators(t *testing.T) {
-	cfg := driver.Config{ChunkBytes: 4096, Timeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	cfg := driver.Config{Settings: map[string]string{"WEFT_CHUNK_BYTES": "4096"}, Timeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
 	dcs, err := NewLocal(2, &cfg)
 	if err != nil {
 		t.Fatal(err)

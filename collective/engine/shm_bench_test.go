@@ -63,7 +63,7 @@ func shmPair(b testing.TB, timeout time.Duration) [2]*conn {
 	if errs[0] != nil || errs[1] != nil {
 		b.Fatal(errs)
 	}
-	cfg, err := newConfig(&driver.Config{ChunkBytes: 512 << 10, Timeout: timeout})
+	cfg, err := newConfig(&driver.Config{Settings: map[string]string{"WEFT_CHUNK_BYTES": "512K"}, Timeout: timeout})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -36,7 +36,16 @@ import (
 // grants less than MPI_THREAD_MULTIPLE or the process was started by the
 // other MPI's launcher, and with driver.ErrClosed once MPI has been
 // finalised (by the Close of the last communicator).
-var Open driver.Driver = open
+//
+// Driver is nil in a binary built without the build tag mpi.
+var Driver driver.Driver = mpiDriver{}
+
+// mpiDriver is the backend's driver.Driver; it is a driver.Checker too.
+type mpiDriver struct{}
+
+var _ driver.Checker = mpiDriver{}
+
+func (mpiDriver) Open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) { return open(ctx, cfg) }
 
 // lib is the process's MPI library: initialised once, finalised when the
 // last communicator closes (MPI allows one initialisation per process).
@@ -155,7 +164,7 @@ func open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 	defer lib.mu.Unlock()
 	l := cfg.Launch
 	if !lib.started {
-		if err := Check(l); err != nil {
+		if err := startable(l, isMPICH); err != nil {
 			return nil, &driver.Failure{Kind: driver.ErrNotBuilt, Culprit: -1, Origin: -1, Msg: err.Error()}
 		}
 		log := cfg.Logger
@@ -289,8 +298,9 @@ func agreeSettings(comm C.MPI_Comm, set settings) error {
 		"WEFT_CHECK differs between ranks: %s; set it alike on every rank (mpirun -x WEFT_CHECK)", strings.Join(parts, ", "))}
 }
 
-// Check says whether this binary's MPI library can start a world that
-// matches l (from the launcher's variables) without calling MPI, so that
+// Check (driver.Checker) says whether this binary's MPI library can start
+// a world that matches l (from the launcher's variables) without calling
+// MPI, so that
 // a launcher whose process-management interface the library does not
 // speak gets an error saying what to run instead, where MPI_Init would
 // abort the process or start each one alone. Open MPI needs PMIx (its
@@ -298,7 +308,7 @@ func agreeSettings(comm C.MPI_Comm, set settings) error {
 // srun --mpi=pmi2); a world of one started by no launcher starts either.
 // collective.Open's auto backend falls back to Weft's transports where it
 // fails.
-func Check(l *driver.Launch) error { return startable(l, isMPICH) }
+func (mpiDriver) Check(l *driver.Launch) error { return startable(l, isMPICH) }
 
 // checkLauncher catches a binary started by another MPI's launcher (built
 // for Open MPI, run by MPICH's mpiexec, or the reverse): each process then

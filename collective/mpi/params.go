@@ -10,8 +10,9 @@ import (
 )
 
 // Every setting the mpi backend reads, in one place: the WEFT_* variables
-// of its own, one line each, cached on first read, and what comes resolved
-// in driver.Config. The package doc and docs/LAUNCH.md list them.
+// of its own, one line each, cached on first read (a value the program set
+// in driver.Config.Settings takes the variable's place), and what comes
+// resolved in driver.Config. The package doc and docs/LAUNCH.md list them.
 var (
 	paramCheck = sync.OnceValues(func() (checkMode, error) { return parseCheck(os.Getenv("WEFT_CHECK")) }) // signature check of collectives: all (default), first, off
 )
@@ -25,7 +26,11 @@ type settings struct {
 
 func settingsOf(cfg *driver.Config) settings {
 	s := settings{timeout: cfg.Timeout}
-	s.check, s.checkErr = paramCheck()
+	if v, ok := cfg.Settings["WEFT_CHECK"]; ok {
+		s.check, s.checkErr = parseCheck(v)
+	} else {
+		s.check, s.checkErr = paramCheck()
+	}
 	if s.checkErr != nil {
 		s.check = checkInvalid
 	}

@@ -145,6 +145,15 @@ type Config struct {
 	Yield bool
 }
 
+// CheckRing says what is wrong with a ring size: it must be a power of
+// two of at least 64K.
+func CheckRing(n int) error {
+	if n < 64<<10 || n&(n-1) != 0 {
+		return fmt.Errorf("ring of %d bytes: want a power of two of at least 64K", n)
+	}
+	return nil
+}
+
 // Open builds the pair over cfg.Conn: the creator makes and maps the
 // segment and sends its name; the other side maps it and answers; the
 // creator then unlinks the file. Both return a Link, or an error after
@@ -154,8 +163,8 @@ func Open(ctx context.Context, cfg Config) (*Link, error) {
 	if rb == 0 {
 		rb = DefaultRing
 	}
-	if rb < 64<<10 || rb&(rb-1) != 0 {
-		return nil, fmt.Errorf("shm: ring of %d bytes: want a power of two of at least 64K", rb)
+	if err := CheckRing(rb); err != nil {
+		return nil, fmt.Errorf("shm: %w", err)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		cfg.Conn.SetDeadline(dl)
