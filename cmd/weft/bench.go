@@ -110,6 +110,7 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 	intFlag(f, &local, "local", "", 0, 0, maxLocal, "run N ranks as goroutines of this process instead of under a launcher")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to FILE.RANK")
 	cmd.AddCommand(benchPSCmd())
+	cmd.AddCommand(benchKernelsCmd())
 	return cmd
 }
 
