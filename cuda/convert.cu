@@ -23,8 +23,10 @@ __device__ __noinline__ weft_u32x4 weft_f32x8_to_f16_slow(weft_f32x4 a, weft_f32
 }
 
 __device__ __forceinline__ weft_u32x4 weft_f32x8_to_f16(weft_f32x4 a, weft_f32x4 b) {
-    if (a.x != a.x || a.y != a.y || a.z != a.z || a.w != a.w || b.x != b.x || b.y != b.y || b.z != b.z || b.w != b.w)
-        return weft_f32x8_to_f16_slow(a, b);
+    // | rather than ||: no branch between the loads of a and b.
+    const bool nan = (a.x != a.x) | (a.y != a.y) | (a.z != a.z) | (a.w != a.w) | (b.x != b.x) | (b.y != b.y) |
+                     (b.z != b.z) | (b.w != b.w);
+    if (nan) return weft_f32x8_to_f16_slow(a, b);
     weft_u32x4 r;
     r.x = weft_f16x2_rn(a.x, a.y);
     r.y = weft_f16x2_rn(a.z, a.w);
@@ -63,7 +65,7 @@ __device__ __forceinline__ weft_f32x4 weft_f16x4_to_f32(weft_u32 lo, weft_u32 hi
     r.y = weft_f16_f32((weft_u16)(lo >> 16));
     r.z = weft_f16_f32((weft_u16)(hi & 0xffffu));
     r.w = weft_f16_f32((weft_u16)(hi >> 16));
-    if (r.x != r.x || r.y != r.y || r.z != r.z || r.w != r.w) r = weft_f16x4_to_f32_slow(lo, hi);
+    if ((r.x != r.x) | (r.y != r.y) | (r.z != r.z) | (r.w != r.w)) r = weft_f16x4_to_f32_slow(lo, hi);
     return r;
 }
 
