@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 
 	"github.com/weft-hpc/weft/collective/driver"
@@ -23,7 +24,15 @@ const Header = "weft_half.cuh"
 //     elementwise conversion, round to nearest even, the bits of
 //     internal/half (F32ToF16 ...).
 //   - weft_sum_f32, weft_sum_f16, weft_sum_bf16: y = a + b; the 16-bit forms
-//     widen to float32, add, and round once (SumF32, SumF16, SumBF16).
+//     widen to float32, add, and round once (SumF32, SumF16, SumBF16); a
+//     NaN sum may carry another payload than the reference's.
+//
+// Each thread moves 16 bytes of each array per access (4 float32 or 8
+// 16-bit elements) where the arrays align together, with scalar code for
+// the head before that boundary, the tail, and arrays offset by different
+// counts of elements (convert.cu and sum.cu say how). The launchers,
+// Convert and Sum, size the grid for one thread per vector; a launch by
+// name with the grid for n threads computes the same.
 var Builtin = Register(&Program{Name: "cuda", Sources: sources, Kernels: []Kernel{
 	{"weft_f32_to_f16", "convert.cu", []Arg{Ptr, Ptr, U64}, func(a Args) {
 		n := a.U64(2)
@@ -56,42 +65,81 @@ var Builtin = Register(&Program{Name: "cuda", Sources: sources, Kernels: []Kerne
 }})
 
 // Convert queues the conversion of n elements from x (type from) to y
-// (type to) on s: float32 to float16 or bfloat16 and back.
+// (type to) on s: float32 to float16 or bfloat16 and back. x and y must
+// lie on boundaries of their element size; any offset by whole elements
+// works (the kernels vectorise where x and y align together, and go one
+// element at a time where they cannot).
 func Convert(s *Stream, y DevicePtr, to driver.DType, x DevicePtr, from driver.DType, n int) error {
-	name, ok := convertKernel[[2]driver.DType{from, to}]
+	k, ok := convertKernel[[2]driver.DType{from, to}]
 	if !ok {
 		return fmt.Errorf("cuda: no conversion from %v to %v: %w", from, to, ErrInvalid)
 	}
+	if err := errors.Join(k.aligned("x", x, from), k.aligned("y", y, to)); err != nil {
+		return err
+	}
 	m, err := Load(s.Device(), Builtin)
 	if err != nil {
 		return err
 	}
-	return m.Launch(s, name, n, x, y, n)
+	return m.Launch(s, k.name, k.threads(n), x, y, n)
 }
 
-var convertKernel = map[[2]driver.DType]string{
-	{driver.Float32, driver.Float16}:  "weft_f32_to_f16",
-	{driver.Float16, driver.Float32}:  "weft_f16_to_f32",
-	{driver.Float32, driver.BFloat16}: "weft_f32_to_bf16",
-	{driver.BFloat16, driver.Float32}: "weft_bf16_to_f32",
+// elementwise is a kernel of Builtin as its launcher sees it.
+type elementwise struct {
+	name string
+	// per is the elements a thread takes per step of its loop: the grid
+	// is sized for n/per threads (blocks() caps it), so that the vector
+	// loops have one thread per vector, or per two where the kernel
+	// handles two at a time.
+	per int
+}
+
+// threads is the work the grid is sized for: n/per, rounded up.
+func (k elementwise) threads(n int) int {
+	if n <= 0 {
+		return n // Launch refuses a negative count and does nothing for 0
+	}
+	return (n + k.per - 1) / k.per
+}
+
+// aligned checks that argument arg of the kernel, p, lies on a boundary of
+// its element type dt: the GPU faults on a misaligned access
+// (cudaErrorMisalignedAddress, which ends the context), so the launcher
+// refuses it first.
+func (k elementwise) aligned(arg string, p DevicePtr, dt driver.DType) error {
+	if size := dt.Size(); size > 0 && uintptr(p)%uintptr(size) != 0 {
+		return fmt.Errorf("cuda: %s: %s = %#x is not on a %d-byte boundary (%v elements): %w", k.name, arg, uintptr(p), size, dt, ErrInvalid)
+	}
+	return nil
+}
+
+var convertKernel = map[[2]driver.DType]elementwise{
+	{driver.Float32, driver.Float16}:  {"weft_f32_to_f16", 8},
+	{driver.Float16, driver.Float32}:  {"weft_f16_to_f32", 16},
+	{driver.Float32, driver.BFloat16}: {"weft_f32_to_bf16", 8},
+	{driver.BFloat16, driver.Float32}: {"weft_bf16_to_f32", 16},
 }
 
 // Sum queues y = a + b for n elements of dt (float32, float16, bfloat16)
-// on s.
+// on s. y may be a or b. The pointers must lie on boundaries of the
+// element size; any offset by whole elements works, as for Convert.
 func Sum(s *Stream, dt driver.DType, y, a, b DevicePtr, n int) error {
-	name, ok := sumKernel[dt]
+	k, ok := sumKernel[dt]
 	if !ok {
 		return fmt.Errorf("cuda: no sum kernel for %v: %w", dt, ErrInvalid)
+	}
+	if err := errors.Join(k.aligned("y", y, dt), k.aligned("a", a, dt), k.aligned("b", b, dt)); err != nil {
+		return err
 	}
 	m, err := Load(s.Device(), Builtin)
 	if err != nil {
 		return err
 	}
-	return m.Launch(s, name, n, y, a, b, n)
+	return m.Launch(s, k.name, k.threads(n), y, a, b, n)
 }
 
-var sumKernel = map[driver.DType]string{
-	driver.Float32:  "weft_sum_f32",
-	driver.Float16:  "weft_sum_f16",
-	driver.BFloat16: "weft_sum_bf16",
+var sumKernel = map[driver.DType]elementwise{
+	driver.Float32:  {"weft_sum_f32", 4},
+	driver.Float16:  {"weft_sum_f16", 8},
+	driver.BFloat16: {"weft_sum_bf16", 8},
 }

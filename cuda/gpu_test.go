@@ -6,7 +6,9 @@ package cuda
 // sets it).
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -247,3 +249,171 @@ func TestGPUStreamsCopiesAndGemm(t *testing.T) {
 }
 
 func unsafeF32(b []byte, n int) []float32 { return view[float32](b, n) }
+
+// offsets are the starts, in elements, of the arrays of the offset cases:
+// y (the output), x or a, and b. Equal starts align together; 1, 0, 2 and
+// 0, 3, 1 cannot (the kernels go one element at a time); 4, 0, 0 can for
+// 16-bit arrays beside float32 ones.
+var offsets = [][3]int{{0, 0, 0}, {1, 1, 1}, {3, 3, 3}, {1, 0, 2}, {0, 3, 1}, {4, 0, 0}, {2, 2, 6}}
+
+// offsetCounts are the element counts of the offset cases: below, at and
+// around the vector widths (4 and 8), and more vectors than threads.
+var offsetCounts = []int{1, 7, 8, 9, 4097, 1<<16 + 3}
+
+// TestGPUKernelsAtOffsets runs every Builtin kernel at offsetCounts on
+// arrays that start offsets into their allocations, in place and out of
+// place, against the CPU references (checkBuiltinAt).
+func TestGPUKernelsAtOffsets(t *testing.T) {
+	requireGPU(t)
+	s := mustStream(t, 0)
+	for _, n := range offsetCounts {
+		for _, off := range offsets {
+			checkBuiltinAt(t, s, n, off)
+		}
+	}
+}
+
+// guard is the byte that fills output allocations before a kernel: an
+// element written outside the n it was given shows.
+const guard = 0xa5
+
+// devArray is an allocation that holds elements of size bytes, n of them
+// from element off on.
+type devArray struct {
+	m         *Mem
+	off, size int
+}
+
+func (d devArray) ptr() DevicePtr { return d.m.Ptr().Add(d.off * d.size) }
+
+// newArray allocates room for off+n+8 elements and fills it with host
+// (placed at off) and guard bytes around it.
+func newArray(t *testing.T, off, n, size int, host []byte) (devArray, []byte) {
+	t.Helper()
+	all := make([]byte, (off+n+8)*size)
+	for i := range all {
+		all[i] = guard
+	}
+	copy(all[off*size:], host)
+	m := mustAlloc(t, 0, len(all))
+	if err := m.CopyFrom(0, all); err != nil {
+		t.Fatal(err)
+	}
+	return devArray{m, off, size}, all
+}
+
+// checkArray downloads d and compares it with want element by element:
+// bit for bit, or both NaN where isNaN says so.
+func checkArray(t *testing.T, what string, d devArray, want []byte, isNaN func([]byte) bool) {
+	t.Helper()
+	got := make([]byte, len(want))
+	if err := d.m.CopyTo(got, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(want); i += d.size {
+		g, w := got[i:i+d.size], want[i:i+d.size]
+		if !bytes.Equal(g, w) && !(isNaN != nil && isNaN(g) && isNaN(w)) {
+			t.Fatalf("%s: element %d of the allocation (array element %d) = %x, want %x", what, i/d.size, i/d.size-d.off, g, w)
+		}
+	}
+}
+
+func isNaN32(b []byte) bool   { return binary.LittleEndian.Uint32(b)&0x7fffffff > 0x7f800000 }
+func isNaN16(b []byte) bool   { return binary.LittleEndian.Uint16(b)&0x7fff > 0x7c00 }
+func isNaNBF16(b []byte) bool { return binary.LittleEndian.Uint16(b)&0x7fff > 0x7f80 }
+
+// checkBuiltinAt runs the conversions and the sums over n elements of
+// arrays that start off elements into their allocations (y off[0], x or a
+// off[1], b off[2]; in place y is a) and checks every allocation against
+// the CPU references: the n elements bit for bit (NaN as NaN for the sums,
+// whose float32 add returns the canonical NaN on a GPU), every other byte
+// untouched. Inputs are random with the special values, NaN payloads
+// among them, in the vectors and at the ends.
+func checkBuiltinAt(t *testing.T, s *Stream, n int, off [3]int) {
+	t.Helper()
+	what := fmt.Sprintf("n %d, offsets %v", n, off)
+	sync := func() {
+		if err := s.Synchronize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := randomF32(n, uint64(n)+uint64(off[1]))
+	r := rand.New(rand.NewPCG(uint64(n), uint64(off[2])))
+	for range 3 {
+		x[r.IntN(n)] = math.Float32frombits(0x7fc00000 | r.Uint32()&0x3fffff | r.Uint32()&0x80000000)
+	}
+	x[n-1] = specials[n%len(specials)]
+	h16 := make([]uint16, n) // random bits: NaNs with payloads, subnormals, Inf
+	for i := range h16 {
+		h16[i] = uint16(r.Uint32())
+	}
+	dx, _ := newArray(t, off[1], n, 4, bytesOf(x))
+	dh, _ := newArray(t, off[1], n, 2, bytesOf(h16))
+	for _, c := range []struct {
+		dt  driver.DType
+		to  func([]uint16, []float32)
+		fro func([]float32, []uint16)
+	}{{driver.Float16, F32ToF16, F16ToF32}, {driver.BFloat16, F32ToBF16, BF16ToF32}} {
+		dy, want := newArray(t, off[0], n, 2, nil)
+		c.to(view[uint16](want[off[0]*2:], n), x)
+		if err := Convert(s, dy.ptr(), c.dt, dx.ptr(), driver.Float32, n); err != nil {
+			t.Fatal(err)
+		}
+		sync()
+		checkArray(t, what+": float32 to "+c.dt.String(), dy, want, nil)
+
+		dy, want = newArray(t, off[0], n, 4, nil)
+		c.fro(view[float32](want[off[0]*4:], n), h16)
+		if err := Convert(s, dy.ptr(), driver.Float32, dh.ptr(), c.dt, n); err != nil {
+			t.Fatal(err)
+		}
+		sync()
+		checkArray(t, what+": "+c.dt.String()+" to float32", dy, want, nil)
+	}
+
+	// Sums, out of place and in place (y is a).
+	b := randomF32(n, uint64(n)+7)
+	a16, b16 := make([]uint16, n), make([]uint16, n)
+	for _, c := range []struct {
+		dt    driver.DType
+		size  int
+		isNaN func([]byte) bool
+		a, b  []byte
+		ref   func(y, a, b []byte)
+	}{
+		{driver.Float32, 4, isNaN32, bytesOf(x), bytesOf(b), func(y, a, b []byte) {
+			SumF32(view[float32](y, n), view[float32](a, n), view[float32](b, n))
+		}},
+		{driver.Float16, 2, isNaN16, nil, nil, func(y, a, b []byte) {
+			SumF16(view[uint16](y, n), view[uint16](a, n), view[uint16](b, n))
+		}},
+		{driver.BFloat16, 2, isNaNBF16, nil, nil, func(y, a, b []byte) {
+			SumBF16(view[uint16](y, n), view[uint16](a, n), view[uint16](b, n))
+		}},
+	} {
+		if c.dt == driver.Float16 {
+			F32ToF16(a16, x)
+			F32ToF16(b16, b)
+			c.a, c.b = bytesOf(a16), bytesOf(b16)
+		} else if c.dt == driver.BFloat16 {
+			F32ToBF16(a16, x)
+			F32ToBF16(b16, b)
+			c.a, c.b = bytesOf(a16), bytesOf(b16)
+		}
+		da, wantA := newArray(t, off[1], n, c.size, c.a)
+		db, _ := newArray(t, off[2], n, c.size, c.b)
+		dy, want := newArray(t, off[0], n, c.size, nil)
+		c.ref(want[off[0]*c.size:], c.a, c.b)
+		if err := Sum(s, c.dt, dy.ptr(), da.ptr(), db.ptr(), n); err != nil {
+			t.Fatal(err)
+		}
+		sync()
+		checkArray(t, what+": sum "+c.dt.String(), dy, want, c.isNaN)
+		c.ref(wantA[off[1]*c.size:], wantA[off[1]*c.size:], c.b)
+		if err := Sum(s, c.dt, da.ptr(), da.ptr(), db.ptr(), n); err != nil {
+			t.Fatal(err)
+		}
+		sync()
+		checkArray(t, what+": sum "+c.dt.String()+" in place", da, wantA, c.isNaN)
+	}
+}

@@ -36,7 +36,8 @@ func BF16ToF32(y []float32, x []uint16) {
 	}
 }
 
-// SumF32 is weft_sum_f32: y = a + b.
+// SumF32 is weft_sum_f32: y = a + b. Of the sums, a NaN result is NaN on
+// the GPU too, but with the canonical payload of its float32 add.
 func SumF32(y, a, b []float32) {
 	for i := range y {
 		y[i] = a[i] + b[i]

@@ -115,6 +115,7 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of each rank to FILE.RANK")
 	f.StringVar(&device, "device", "cpu", "where the buffers live: cpu, or cuda (local rank r on GPU r mod the GPUs it sees: NCCL when every rank has its own, else staged through host memory)")
 	cmd.AddCommand(benchPSCmd())
+	cmd.AddCommand(benchKernelsCmd())
 	return cmd
 }
 

@@ -5,8 +5,10 @@
 //     between two ranks (latency, bandwidth) the way the OSU
 //     micro-benchmarks do, under a launcher or with --local N goroutine
 //     ranks; bench sapipe compares
-//     bsp, pipesgd and sapipe training on Fashion-MNIST, and bench ps
-//     (also weft ps bench) static key assignment against PSLD.
+//     bsp, pipesgd and sapipe training on Fashion-MNIST, bench ps
+//     (also weft ps bench) static key assignment against PSLD, and bench
+//     kernels the bandwidth of the CUDA kernels on a GPU beside a
+//     device-to-device copy and PyTorch's equivalents.
 //   - info summarises a graph dataset file, or without one shows how this
 //     rank was launched.
 //   - gen generates a graph dataset (rmat, sbm, geo, csl, grid, fmnist-knn)

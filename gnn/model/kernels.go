@@ -2,6 +2,7 @@ package model
 
 import (
 	"embed"
+	"fmt"
 
 	"github.com/weft-hpc/weft/cuda"
 )
@@ -11,8 +12,9 @@ var kernelSources embed.FS
 
 // Kernels is the models' CUDA program (package cuda compiles it with
 // NVRTC for the device at hand): weft_gather_mean, GraphSAGE's mean
-// aggregation over a CSR block, one thread per (row, feature). Its CPU
-// reference is GatherMeanRef.
+// aggregation over a CSR block: a group of up to 32 threads per row, 4
+// features per thread and access where the rows align to 16 bytes
+// (gather.cu says how). Its CPU reference is GatherMeanRef.
 var Kernels = cuda.Register(&cuda.Program{Name: "gnn/model", Sources: kernelSources, Kernels: []cuda.Kernel{
 	{Name: "weft_gather_mean", File: "gather.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
 		Ref: func(a cuda.Args) {
@@ -30,13 +32,43 @@ var Kernels = cuda.Register(&cuda.Program{Name: "gnn/model", Sources: kernelSour
 
 // GatherMean queues out (rows x dim float32) = the mean, per CSR row, of
 // the feat rows its neighbours name (indptr: rows+1 int64, indices:
-// int64) on s.
+// int64) on s. out and feat must lie on 4-byte boundaries, indptr and
+// indices on 8-byte ones.
 func GatherMean(s *cuda.Stream, out, feat, indptr, indices cuda.DevicePtr, rows, dim int) error {
+	for _, p := range []struct {
+		name string
+		p    cuda.DevicePtr
+		size cuda.DevicePtr
+	}{{"out", out, 4}, {"feat", feat, 4}, {"indptr", indptr, 8}, {"indices", indices, 8}} {
+		if p.p%p.size != 0 {
+			return fmt.Errorf("model: weft_gather_mean: %s = %#x is not on a %d-byte boundary: %w", p.name, uintptr(p.p), p.size, cuda.ErrInvalid)
+		}
+	}
 	m, err := cuda.Load(s.Device(), Kernels)
 	if err != nil {
 		return err
 	}
-	return m.Launch(s, "weft_gather_mean", rows*dim, out, feat, indptr, indices, rows, dim)
+	threads := rows
+	if rows > 0 && dim > 0 {
+		threads = rows * gatherLanes(out, feat, dim)
+	}
+	return m.Launch(s, "weft_gather_mean", threads, out, feat, indptr, indices, rows, dim)
+}
+
+// gatherLanes is the number of threads weft_gather_mean gives a row: the
+// smallest power of two that covers its dim/4 vectors (dim % 4 == 0, out
+// and feat on 16-byte boundaries) or dim features, at most a warp. The
+// kernel applies the same rule; the launcher sizes the grid with it.
+func gatherLanes(out, feat cuda.DevicePtr, dim int) int {
+	work := dim
+	if dim%4 == 0 && out%16 == 0 && feat%16 == 0 {
+		work = dim / 4
+	}
+	lanes := 1
+	for lanes < work && lanes < 32 {
+		lanes *= 2
+	}
+	return lanes
 }
 
 // GatherMeanRef is weft_gather_mean on the CPU: out (rows x dim) holds,
