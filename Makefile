@@ -131,7 +131,7 @@ gpu-check:
 	rm -rf $(GPUDIR)/gpu && mkdir -p $(GPUDIR)/gpu/lib
 	for p in $(GPU_TESTS); do $(GO) test -c -ldflags='-s -w' -o $(GPUDIR)/gpu/$$(echo $$p | tr / _).test ./$$p || exit 1; done
 	$(GO) build -ldflags='-s -w' -o $(GPUDIR)/gpu/weft ./cmd/weft
-	cp scripts/gpu-check.sh $(GPUDIR)/gpu/
+	cp scripts/gpu-check.sh scripts/peers/torch_kernels.py $(GPUDIR)/gpu/
 	for f in $(GPUDIR)/gpu/weft $(GPUDIR)/gpu/*.test; do ldd $$f; done | awk '$$3 ~ /^\// {print $$3}' | sort -u | \
 		grep -Ev '/(libc|libm|libdl|librt|libpthread|libresolv|ld-linux[^/]*)\.so' | xargs -r cp -L -t $(GPUDIR)/gpu/lib
 	tar -C $(GPUDIR) -czf $(GPUDIR)/gpu.tar.gz gpu

@@ -39,8 +39,8 @@ import (
 
 // stageChunk is the size of a staged chunk: large enough that a host
 // collective runs at its bandwidth, small enough that three slots' copies
-// overlap it.
-const stageChunk = 4 << 20
+// overlap it. (A variable for the tests.)
+var stageChunk = 4 << 20
 
 // devState is a communicator's device side, made by its first collective
 // on device memory.

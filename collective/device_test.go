@@ -18,13 +18,15 @@ import (
 // the real GPUs.
 
 // TestDeviceStagedConformance: every rank on device 0, so that the
-// collectives are staged through pinned memory and the host backend. A
-// chunk of 8 KiB makes the big cases pipeline over several stages of the
-// host backend too.
+// collectives are staged through pinned memory and the host backend.
+// Staged chunks of 64 KiB make the big cases pipeline over more chunks
+// than the three slots (each slot reused), and a host chunk of 8 KiB makes
+// each staged chunk pipeline in the host backend too.
 func TestDeviceStagedConformance(t *testing.T) {
 	cudatest.Devices(t, 1)
+	defer collective.SetStageChunk(64 << 10)()
 	collectivetest.Run(t, []int{1, 2, 3}, local(collective.WithChunkBytes(8192)), collectivetest.Options{
-		Big: 9<<20 + 24, Short: true, Device: func(*collective.Comm) int { return 0 }})
+		Big: 300<<10 + 24, Short: true, Device: func(*collective.Comm) int { return 0 }})
 }
 
 // TestDeviceNCCLConformance: each rank on a device of its own, so that

@@ -42,10 +42,14 @@ func TestGPUCheckOnFake(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "gpu-check: PASS") {
 		t.Fatalf("gpu-check.sh over the fake: %v\n%s", err, out)
 	}
-	for _, step := range []string{"cuda (device layer", "nccl (collectives", "collective (conformance", "weft bench --device cuda (one rank: NCCL)", "weft bench --device cuda (two ranks on one GPU: staged)"} {
+	for _, step := range []string{"cuda (device layer", "nccl (collectives", "collective (conformance", "weft bench --device cuda (one rank: NCCL)",
+		"weft bench --device cuda (two ranks on one GPU: staged)", "weft bench kernels"} {
 		if !strings.Contains(string(out), "=== "+step) {
 			t.Errorf("step %q did not run:\n%s", step, out)
 		}
+	}
+	if k, err := os.ReadFile(filepath.Join(unpack, "gpu-kernels.txt")); err != nil || !strings.Contains(string(k), "weft_sum_f16") {
+		t.Errorf("gpu-kernels.txt lacks the kernel table (%v):\n%s", err, k)
 	}
 	table, err := os.ReadFile(filepath.Join(unpack, "gpu-bench.txt"))
 	if err != nil || strings.Count(string(table), "Out of bounds values : 0 OK") != 12 {

@@ -439,13 +439,18 @@ func TestGenInterrupted(t *testing.T) {
 	for _, args := range []string{"rmat --scale 20", "sbm --nodes 2000000 --feat-dim 64"} {
 		dir := t.TempDir()
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "WEFT_CLI_MAIN=1", "WEFT_PROGRESS=0", "WEFT_CLI_ARGS=gen "+args+" -o "+filepath.Join(dir, "g.h5"))
-		var stderr bytes.Buffer
+		// Progress bars on: the first one says that gen has started, with
+		// its interrupt handler in place (a fixed sleep raced the start of
+		// a loaded machine).
+		cmd.Env = append(os.Environ(), "WEFT_CLI_MAIN=1", "WEFT_PROGRESS=1", "WEFT_CLI_ARGS=gen "+args+" -o "+filepath.Join(dir, "g.h5"))
+		var stderr syncBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
+		for deadline := time.Now().Add(time.Minute); stderr.String() == "" && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		cmd.Process.Signal(syscall.SIGINT)
 		sent := time.Now()
 		err := cmd.Wait()

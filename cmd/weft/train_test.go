@@ -49,7 +49,7 @@ func TestBenchSapipe(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := weft(t, "train", "rnn", "--local", "1"); err == nil || !strings.Contains(err.Error(), "unknown model") {
+	if _, err := weft(t, "train", "rnn", "--local", "1"); err == nil || !strings.Contains(err.Error(), `unknown command "rnn" for "weft train"`) {
 		t.Errorf("weft train rnn: %v", err)
 	}
 }
