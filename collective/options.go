@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
-	)
+)
 
 // Option configures Open and NewLocal. Options override the environment.
 type Option func(*options)
@@ -111,7 +111,9 @@ func WithSpin(s string) Option { return func(o *options) { o.set("WEFT_SPIN", s)
 // connections (WEFT_TCP_CONGESTION): "reno" by default, "cubic", or
 // "system" to keep the system's. Pacing congestion controls such as BBR
 // cost throughput on the short, fast links collectives run over.
-func WithTCPCongestion(cc string) Option { return func(o *options) { o.set("WEFT_TCP_CONGESTION", cc) } }
+func WithTCPCongestion(cc string) Option {
+	return func(o *options) { o.set("WEFT_TCP_CONGESTION", cc) }
+}
 
 // resolve applies opts over the environment's knobs of the front end; the
 // backends read theirs (driver.Config.Settings).

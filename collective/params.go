@@ -15,9 +15,9 @@ import (
 // WEFT_RANK (internal/launch). docs/LAUNCH.md lists them all.
 var (
 	paramTimeout = newParam("WEFT_TIMEOUT", 60*time.Second, units.ParseDuration) // silence from a peer that fails an operation; 0 disables
-	paramLog     = newParam("WEFT_LOG", "warn", parseString)                      // log level: error, warn, info, debug
-	paramBackend = newParam("WEFT_BACKEND", "auto", parseString)                  // which backend Open uses: auto, tcp, mpi, local
-	paramNCCL    = newParam("WEFT_NCCL", "auto", parseAutoOff)                    // collectives on device memory through NCCL when every rank has a GPU: auto or off (staged)
+	paramLog     = newParam("WEFT_LOG", "warn", parseString)                     // log level: error, warn, info, debug
+	paramBackend = newParam("WEFT_BACKEND", "auto", parseString)                 // which backend Open uses: auto, tcp, mpi, local
+	paramNCCL    = newParam("WEFT_NCCL", "auto", parseAutoOff)                   // collectives on device memory through NCCL when every rank has a GPU: auto or off (staged)
 )
 
 type param[T any] struct {

@@ -45,7 +45,9 @@ type mpiDriver struct{}
 
 var _ driver.Checker = mpiDriver{}
 
-func (mpiDriver) Open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) { return open(ctx, cfg) }
+func (mpiDriver) Open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
+	return open(ctx, cfg)
+}
 
 // lib is the process's MPI library: initialised once, finalised when the
 // last communicator closes (MPI allows one initialisation per process).
