@@ -131,13 +131,5 @@ func (b *BLAS) Gemm(transA, transB bool, m, n, k int, alpha float32, A DevicePtr
 // Close destroys the handle. A second Close returns an error wrapping
 // ErrClosed.
 func (b *BLAS) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.freed {
-		return fmt.Errorf("cuda: cuBLAS handle closed twice: %w", ErrClosed)
-	}
-	b.freed = true
-	b.cleanup.Stop()
-	a, _ := b.l.runtime()
-	return withDevice(a, b.dev, func() error { return blasErr(b.api, "cublasDestroy", b.api.destroy(b.h)) })
+	return b.release("cuBLAS handle", func(*runtimeAPI) error { return blasErr(b.api, "cublasDestroy", b.api.destroy(b.h)) })
 }

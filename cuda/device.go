@@ -202,8 +202,8 @@ func (h *handle) live(what string) error {
 }
 
 // release marks the resource freed (an error wrapping ErrClosed the second
-// time) and runs free on the device.
-func (h *handle) release(what string, free func(a *runtimeAPI) CUDAError, call string) error {
+// time) and runs free, on the device when the resource has one (dev >= 0).
+func (h *handle) release(what string, free func(a *runtimeAPI) error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.freed {
@@ -212,7 +212,10 @@ func (h *handle) release(what string, free func(a *runtimeAPI) CUDAError, call s
 	h.freed = true
 	h.cleanup.Stop()
 	a, _ := h.l.runtime()
-	return withDevice(a, h.dev, func() error { return rtErr(a, call, free(a)) })
+	if h.dev < 0 {
+		return free(a)
+	}
+	return withDevice(a, h.dev, func() error { return free(a) })
 }
 
 // Mem is device memory from cudaMalloc. Free it explicitly; a Mem the
@@ -318,7 +321,7 @@ func (m *Mem) Zero() error {
 // Free releases the memory. A second Free returns an error wrapping
 // ErrClosed.
 func (m *Mem) Free() error {
-	return m.release("device memory", func(a *runtimeAPI) CUDAError { return a.free(uintptr(m.ptr)) }, "cudaFree")
+	return m.release("device memory", func(a *runtimeAPI) error { return rtErr(a, "cudaFree", a.free(uintptr(m.ptr))) })
 }
 
 // Host is page-locked ("pinned") host memory from cudaHostAlloc, which
@@ -348,7 +351,7 @@ func AllocHost(bytes int) (*Host, error) {
 	if err := rtErr(a, fmt.Sprintf("cudaHostAlloc(%d bytes)", bytes), a.hostAlloc(&p, uint64(max(bytes, 1)), 1 /* cudaHostAllocPortable */)); err != nil {
 		return nil, err
 	}
-	h := &Host{handle: handle{l: l}, p: p, b: unsafe.Slice((*byte)(p), max(bytes, 1))[:bytes], size: bytes}
+	h := &Host{handle: handle{l: l, dev: -1}, p: p, b: unsafe.Slice((*byte)(p), max(bytes, 1))[:bytes], size: bytes}
 	h.cleanup = runtime.AddCleanup(h, warnLeak, leak{"pinned host memory", -1, bytes})
 	return h, nil
 }
@@ -362,16 +365,10 @@ func (h *Host) Len() int { return h.size }
 // Free releases the memory. A second Free returns an error wrapping
 // ErrClosed.
 func (h *Host) Free() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.freed {
-		return fmt.Errorf("cuda: pinned host memory freed twice: %w", ErrClosed)
-	}
-	h.freed = true
-	h.cleanup.Stop()
-	h.b = nil
-	a, _ := h.l.runtime()
-	return rtErr(a, "cudaFreeHost", a.freeHost(h.p))
+	return h.release("pinned host memory", func(a *runtimeAPI) error {
+		h.b = nil
+		return rtErr(a, "cudaFreeHost", a.freeHost(h.p))
+	})
 }
 
 // hostRange checks that [off, off+n) lies in h and returns its address.

@@ -92,7 +92,7 @@ func (s *Stream) Wait(e *Event) error {
 // Close destroys the stream (work already queued still completes). A
 // second Close returns an error wrapping ErrClosed.
 func (s *Stream) Close() error {
-	return s.release("stream", func(a *runtimeAPI) CUDAError { return a.streamDestroy(s.h) }, "cudaStreamDestroy")
+	return s.release("stream", func(a *runtimeAPI) error { return rtErr(a, "cudaStreamDestroy", a.streamDestroy(s.h)) })
 }
 
 // Event is a CUDA event. Close it explicitly; a dropped Event is reported,
@@ -186,7 +186,7 @@ func Elapsed(start, end *Event) (time.Duration, error) {
 // Close destroys the event. A second Close returns an error wrapping
 // ErrClosed.
 func (e *Event) Close() error {
-	return e.release("event", func(a *runtimeAPI) CUDAError { return a.eventDestroy(e.h) }, "cudaEventDestroy")
+	return e.release("event", func(a *runtimeAPI) error { return rtErr(a, "cudaEventDestroy", a.eventDestroy(e.h)) })
 }
 
 // Poll calls done until it reports completion or an error, backing off

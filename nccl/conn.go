@@ -259,38 +259,19 @@ func exchanges(a *driver.Call, rank, size, es int) []exchange {
 }
 
 // grouped runs queue between ncclGroupStart and ncclGroupEnd on the
-// communicator's device, then records an event after the group's work.
+// communicator's device, as one operation of enqueue.
 func (c *Comm) grouped(op string, s *cuda.Stream, queue func(stream uintptr) Result) *Request {
-	if err := c.live(); err != nil {
-		return failed(c, op, err)
-	}
-	sh, err := s.Handle()
-	if err != nil {
-		return failed(c, op, err)
-	}
-	req := &Request{c: c, op: op}
-	err = cuda.OnDevice(c.dev, func() error {
+	return c.enqueue(op, s, func(sh uintptr) Result {
 		if r := c.api.groupStart(); r != Success {
-			return resultErr(c.api, c.h, "ncclGroupStart", r)
+			return r
 		}
 		qr := queue(sh)
-		r := okInProgress(c.api.groupEnd())
+		r := c.api.groupEnd()
 		if qr != Success {
-			return resultErr(c.api, c.h, op, qr)
+			return qr
 		}
-		if r != Success {
-			return resultErr(c.api, c.h, "ncclGroupEnd", r)
-		}
-		if err := settle(context.Background(), c.api, c.h, c.timeout, op+" did not finish queueing"); err != nil {
-			c.Abort()
-			return err
-		}
-		return req.record(s)
+		return r
 	})
-	if err != nil {
-		return failed(c, op, err)
-	}
-	return req
 }
 
 // wait waits for req, bounded by the Conn's timeout; timedOut says that
