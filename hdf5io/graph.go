@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5"
 )
 
 // FormatVersion is the layout version WriteGraph writes and the newest one
@@ -131,13 +132,13 @@ type Partition struct {
 	Metrics  map[string]float64 // float64 attributes of /partition/<name> (edge_cut, comm_volume, ...)
 }
 
-// IndexType is the type /graph/indices gets: Int32 when NumNodes <=
-// math.MaxInt32, else Int64.
-func IndexType(numNodes int64) Type {
+// IndexType is the type /graph/indices gets: hdf5.Int32 when NumNodes <=
+// math.MaxInt32, else hdf5.Int64.
+func IndexType(numNodes int64) hdf5.Type {
 	if numNodes <= math.MaxInt32 {
-		return Int32
+		return hdf5.Int32
 	}
-	return Int64
+	return hdf5.Int64
 }
 
 // Validate checks g against the layout's rules and reports the first
@@ -346,13 +347,13 @@ func (o WriteOptions) level() int {
 	return min(o.Level, 9)
 }
 
-func (o WriteOptions) dataset(t Type, width int64) DatasetOptions {
+func (o WriteOptions) dataset(t hdf5.Type, width int64) hdf5.DatasetOptions {
 	cb := int64(o.ChunkBytes)
 	if cb <= 0 {
 		cb = 1 << 20
 	}
 	rows := max(cb/(width*int64(t.Size())), 1)
-	return DatasetOptions{ChunkRows: rows, Deflate: o.level()}
+	return hdf5.DatasetOptions{ChunkRows: rows, Deflate: o.level()}
 }
 
 // slabBytes is how much WriteGraph hands libhdf5 per call (progress and
@@ -360,13 +361,13 @@ func (o WriteOptions) dataset(t Type, width int64) DatasetOptions {
 const slabBytes = 16 << 20
 
 type writer struct {
-	f           *File
+	f           *hdf5.File
 	opt         WriteOptions
 	done, total int64
 }
 
-func writeData[T Elem](w *writer, name string, data []T, width int64) error {
-	t := TypeOf[T]()
+func writeData[T hdf5.Elem](w *writer, name string, data []T, width int64) error {
+	t := hdf5.TypeOf[T]()
 	rows := int64(len(data)) / width
 	cols := int64(0)
 	if name == DatasetFeat {
@@ -381,10 +382,10 @@ func writeData[T Elem](w *writer, name string, data []T, width int64) error {
 	for r := int64(0); r < rows; r += step {
 		end := min(r+step, rows)
 		var err error
-		if dopt.Deflate > 0 && littleEndian {
-			err = writeChunks(w.f, name, r, data[r*width:end*width], width, min(dopt.ChunkRows, rows), dopt.Deflate)
+		if dopt.Deflate > 0 {
+			err = hdf5.WriteChunks(w.f, name, r, data[r*width:end*width])
 		} else {
-			err = WriteRows(w.f, name, r, data[r*width:end*width])
+			err = hdf5.WriteRows(w.f, name, r, data[r*width:end*width])
 		}
 		if err != nil {
 			return err
@@ -405,12 +406,12 @@ func writeData[T Elem](w *writer, name string, data []T, width int64) error {
 // a temporary name in the same directory and os.Rename it afterwards.
 func WriteGraph(path string, g *Graph, opt WriteOptions) (err error) {
 	if g == nil {
-		return &Error{Op: "write", File: path, Err: bad(ErrInvalid, "nil graph")}
+		return &hdf5.Error{Op: "write", File: path, Err: bad(ErrInvalid, "nil graph")}
 	}
 	if err := g.Validate(); err != nil {
-		return &Error{Op: "write", File: path, Err: err}
+		return &hdf5.Error{Op: "write", File: path, Err: err}
 	}
-	f, err := Create(path)
+	f, err := hdf5.Create(path)
 	if err != nil {
 		return err
 	}
@@ -540,16 +541,16 @@ func writePartitions(path string, parts map[string]Partition, replace bool) erro
 	}
 	for _, name := range sortedKeys(parts) {
 		if err := parts[name].check(ErrInvalid, name, sum.NumNodes); err != nil {
-			return &Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
+			return &hdf5.Error{Op: "write partition", File: path, Object: GroupPartition + "/" + name, Err: err}
 		}
 	}
-	return Update(path, func(f *File) error {
+	return Update(path, func(f *hdf5.File) error {
 		// The file may have changed since Stat: check it again under
 		// the lock.
 		if v, err := f.Attr("/", AttrNumNodes); err != nil {
 			return err
 		} else if v != sum.NumNodes {
-			return &Error{Op: "write partition", File: path, Err: fmt.Errorf("%w: the file was replaced meanwhile: %s = %v, the partitions have %d nodes", ErrInvalid, AttrNumNodes, v, sum.NumNodes)}
+			return &hdf5.Error{Op: "write partition", File: path, Err: fmt.Errorf("%w: the file was replaced meanwhile: %s = %v, the partitions have %d nodes", ErrInvalid, AttrNumNodes, v, sum.NumNodes)}
 		}
 		w := &writer{f: f}
 		for _, name := range sortedKeys(parts) {
@@ -559,7 +560,7 @@ func writePartitions(path string, parts map[string]Partition, replace bool) erro
 				return err
 			}
 			if ok && !replace {
-				return &Error{Op: "write partition", File: path, Object: grp, Err: fmt.Errorf("%w (written by another process since this one looked; WritePartitions replaces it)", ErrExist)}
+				return &hdf5.Error{Op: "write partition", File: path, Object: grp, Err: fmt.Errorf("%w (written by another process since this one looked; WritePartitions replaces it)", ErrExist)}
 			}
 			if ok {
 				if err := f.Delete(grp); err != nil {
@@ -583,8 +584,8 @@ type Summary struct {
 	NumNodes      int64
 	NumEdges      int64
 	Directed      bool
-	IndexType     Type // type of /graph/indices in the file
-	FeatDim       int  // columns of /node/feat, 0 when absent
+	IndexType     hdf5.Type // type of /graph/indices in the file
+	FeatDim       int       // columns of /node/feat, 0 when absent
 	HasFeat       bool
 	HasLabel      bool
 	// NumClasses is the num_classes attribute of /node/label, 0 when
@@ -610,14 +611,14 @@ type Summary struct {
 	Ignored map[string]string
 	// Datasets lists the layout's datasets present in the file, in layout
 	// order, with their types, shapes, chunking and compression.
-	Datasets []DatasetInfo
+	Datasets []hdf5.DatasetInfo
 }
 
 // Reader reads parts of a graph file: a rank opens the file and reads just
 // its rows. Its methods may be called from several goroutines; calls into
 // libhdf5 take turns.
 type Reader struct {
-	f     *File
+	f     *hdf5.File
 	sum   Summary
 	masks map[string]bool // splits stored as h5py boolean masks
 }
@@ -665,16 +666,16 @@ func cloneMap[V any](m map[string]V) map[string]V {
 }
 
 func (r *Reader) formatErr(obj string, err error) error {
-	return &Error{Op: "read", File: r.f.Path(), Object: obj, Err: err}
+	return &hdf5.Error{Op: "read", File: r.f.Path(), Object: obj, Err: err}
 }
 
 func openReader(path string, rw bool) (*Reader, error) {
-	var f *File
+	var f *hdf5.File
 	var err error
 	if rw {
-		f, err = OpenRW(path)
+		f, err = hdf5.OpenRW(path)
 	} else {
-		f, err = Open(path)
+		f, err = hdf5.Open(path)
 	}
 	if err != nil {
 		return nil, err
@@ -764,15 +765,15 @@ func (r *Reader) readMeta() error {
 		}
 	}
 	n, e := s.NumNodes, s.NumEdges
-	if _, err := r.dataset(DatasetIndptr, true, n+1, 0, Int64); err != nil {
+	if _, err := r.dataset(DatasetIndptr, true, n+1, 0, hdf5.Int64); err != nil {
 		return err
 	}
-	info, err := r.dataset(DatasetIndices, true, e, 0, Int64)
+	info, err := r.dataset(DatasetIndices, true, e, 0, hdf5.Int64)
 	if err != nil {
 		return err
 	}
 	s.IndexType = info.Type
-	if info, err = r.dataset(DatasetFeat, false, n, -1, Float32); err != nil {
+	if info, err = r.dataset(DatasetFeat, false, n, -1, hdf5.Float32); err != nil {
 		return err
 	}
 	if info.Rank == 2 {
@@ -781,7 +782,7 @@ func (r *Reader) readMeta() error {
 		}
 		s.HasFeat, s.FeatDim = true, int(info.Cols)
 	}
-	if info, err = r.dataset(DatasetLabel, false, n, 0, Int64); err != nil {
+	if info, err = r.dataset(DatasetLabel, false, n, 0, hdf5.Int64); err != nil {
 		return err
 	}
 	s.HasLabel = info.Rank != 0
@@ -798,11 +799,11 @@ func (r *Reader) readMeta() error {
 			s.NumClasses = int(c)
 		}
 	}
-	if info, err = r.dataset(DatasetOrigID, false, n, 0, Int64); err != nil {
+	if info, err = r.dataset(DatasetOrigID, false, n, 0, hdf5.Int64); err != nil {
 		return err
 	}
 	s.HasOrigID = info.Rank != 0
-	if info, err = r.dataset(DatasetGraphID, false, n, 0, Int64); err != nil {
+	if info, err = r.dataset(DatasetGraphID, false, n, 0, hdf5.Int64); err != nil {
 		return err
 	}
 	s.HasGraphID = info.Rank != 0
@@ -835,7 +836,7 @@ func (r *Reader) readGroups() error {
 		obj := GroupSplit + "/" + name
 		if k, err := r.f.Kind(obj); err != nil {
 			return err
-		} else if k != KindDataset {
+		} else if k != hdf5.KindDataset {
 			s.Ignored[obj] = "a group, not a split dataset"
 			continue
 		}
@@ -843,7 +844,7 @@ func (r *Reader) readGroups() error {
 		if err != nil {
 			return err
 		}
-		if info.Type == Bool {
+		if info.Type == hdf5.Bool {
 			cnt, err := r.maskCount(obj)
 			if err != nil {
 				if err := broken(obj, err); err != nil {
@@ -858,7 +859,7 @@ func (r *Reader) readGroups() error {
 			s.Splits[name] = cnt
 			continue
 		}
-		if info, err = r.dataset(obj, true, -1, 0, Int64); err != nil {
+		if info, err = r.dataset(obj, true, -1, 0, hdf5.Int64); err != nil {
 			if err := broken(obj, err); err != nil {
 				return err
 			}
@@ -877,7 +878,7 @@ func (r *Reader) readGroups() error {
 		grp := GroupPartition + "/" + name
 		if k, err := r.f.Kind(grp); err != nil {
 			return err
-		} else if k != KindGroup {
+		} else if k != hdf5.KindGroup {
 			s.Ignored[grp] = "a dataset, not a partition group"
 			continue
 		}
@@ -899,7 +900,7 @@ func (r *Reader) readGroups() error {
 			s.Broken[grp] = r.formatErr(grp+"/assign", bad(ErrFormat, "missing dataset (the group has %s, so it is a partition; want assign of num_nodes = %d part numbers)", AttrNumParts, s.NumNodes))
 			continue
 		}
-		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, Int64); err != nil {
+		if _, err := r.dataset(grp+"/assign", true, s.NumNodes, 0, hdf5.Int64); err != nil {
 			if err := broken(grp, err); err != nil {
 				return err
 			}
@@ -953,7 +954,7 @@ func (r *Reader) maskCount(obj string) (int64, error) {
 	if info.Rank != 1 || info.Rows != r.sum.NumNodes {
 		return 0, r.formatErr(obj, bad(ErrFormat, "a boolean mask of shape %s; a mask has one entry per node: want [%d] (num_nodes)", info.Shape(), r.sum.NumNodes))
 	}
-	if _, err := r.dataset(obj, true, r.sum.NumNodes, 0, Bool); err != nil {
+	if _, err := r.dataset(obj, true, r.sum.NumNodes, 0, hdf5.Bool); err != nil {
 		return 0, err
 	}
 	m, err := r.mask(obj)
@@ -969,7 +970,7 @@ func (r *Reader) maskCount(obj string) (int64, error) {
 
 func (r *Reader) mask(obj string) ([]uint8, error) {
 	m := make([]uint8, r.sum.NumNodes)
-	if err := ReadRows(r.f, obj, 0, r.sum.NumNodes, m); err != nil {
+	if err := hdf5.ReadRows(r.f, obj, 0, r.sum.NumNodes, m); err != nil {
 		return nil, err
 	}
 	for i, b := range m {
@@ -988,7 +989,7 @@ func (r *Reader) members(grp string) ([]string, error) {
 	}
 	if k, err := r.f.Kind(grp); err != nil {
 		return nil, err
-	} else if k != KindGroup {
+	} else if k != hdf5.KindGroup {
 		return nil, r.formatErr(grp, bad(ErrFormat, "is not a group"))
 	}
 	return r.f.Members(grp)
@@ -996,38 +997,38 @@ func (r *Reader) members(grp string) ([]string, error) {
 
 // dataset checks the dataset name: rows (-1: any), cols (0: 1-D, -1: 2-D
 // with any columns, > 0: 2-D with that many) and one of types. An absent
-// optional dataset returns a zero DatasetInfo (Rank 0).
-func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...Type) (DatasetInfo, error) {
+// optional dataset returns a zero hdf5.DatasetInfo (Rank 0).
+func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...hdf5.Type) (hdf5.DatasetInfo, error) {
 	ok, err := r.f.Exists(name)
 	if err != nil {
-		return DatasetInfo{}, err
+		return hdf5.DatasetInfo{}, err
 	}
 	if !ok {
 		if required {
-			return DatasetInfo{}, r.formatErr(name, fmt.Errorf("%w: missing dataset: %w", ErrFormat, ErrNotFound))
+			return hdf5.DatasetInfo{}, r.formatErr(name, fmt.Errorf("%w: missing dataset: %w", ErrFormat, ErrNotFound))
 		}
-		return DatasetInfo{}, nil
+		return hdf5.DatasetInfo{}, nil
 	}
 	if k, err := r.f.Kind(name); err != nil {
-		return DatasetInfo{}, err
-	} else if k != KindDataset {
-		return DatasetInfo{}, r.formatErr(name, bad(ErrFormat, "is not a dataset"))
+		return hdf5.DatasetInfo{}, err
+	} else if k != hdf5.KindDataset {
+		return hdf5.DatasetInfo{}, r.formatErr(name, bad(ErrFormat, "is not a dataset"))
 	}
 	info, err := r.f.Stat(name)
 	if err != nil {
 		return info, err
 	}
 	if info.MissingFilter != "" {
-		return info, r.formatErr(name, fmt.Errorf("%w: %w", ErrFormat, info.filterError()))
+		return info, r.formatErr(name, fmt.Errorf("%w: %w", ErrFormat, info.FilterError()))
 	}
-	// Int64 stands for integers of any width: they are read as int64.
-	anyInt := slices.Contains(types, Int64)
+	// hdf5.Int64 stands for integers of any width: they are read as int64.
+	anyInt := slices.Contains(types, hdf5.Int64)
 	if !slices.Contains(types, info.Type) && !(anyInt && info.Type.Integer()) {
 		var want string
 		switch {
 		case anyInt:
 			want = "integers (numpy: astype(numpy.int64))"
-		case slices.Contains(types, Float32):
+		case slices.Contains(types, hdf5.Float32):
 			want = "float32 (numpy: astype(numpy.float32))"
 		default:
 			names := make([]string, len(types))
@@ -1036,7 +1037,7 @@ func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...
 			}
 			want = strings.Join(names, " or ")
 		}
-		return info, r.formatErr(name, fmt.Errorf("%w: %w: dataset holds %s, want %s", ErrFormat, ErrType, info.describeType(), want))
+		return info, r.formatErr(name, fmt.Errorf("%w: %w: dataset holds %s, want %s", ErrFormat, ErrType, info.TypeName(), want))
 	}
 	wantRank := 1
 	if cols != 0 {
@@ -1052,7 +1053,7 @@ func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...
 		}
 		return info, r.formatErr(name, bad(ErrFormat, "shape %s of rank %d, want %s", info.Shape(), info.Rank, want))
 	}
-	if info.Len() > maxElements || info.Len()*int64(info.Type.Size()) > maxInflate*r.sum.FileBytes+slackBytes {
+	if info.Len() > hdf5.MaxElements || info.Len()*int64(info.Type.Size()) > maxInflate*r.sum.FileBytes+slackBytes {
 		return info, r.formatErr(name, bad(ErrFormat, "shape %s is implausible for a %d-byte file", info.Shape(), r.sum.FileBytes))
 	}
 	return info, nil
@@ -1061,7 +1062,7 @@ func (r *Reader) dataset(name string, required bool, rows, cols int64, types ...
 // readInts reads rows [start, start+count) of an integer dataset as int64.
 func (r *Reader) readInts(name string, start, count int64) ([]int64, error) {
 	dst := make([]int64, count)
-	if err := ReadRows(r.f, name, start, count, dst); err != nil {
+	if err := hdf5.ReadRows(r.f, name, start, count, dst); err != nil {
 		return nil, err
 	}
 	return dst, nil
@@ -1069,7 +1070,7 @@ func (r *Reader) readInts(name string, start, count int64) ([]int64, error) {
 
 func (r *Reader) checkRange(obj string, lo, hi, n int64) error {
 	if lo < 0 || hi < lo || hi > n {
-		return &Error{Op: "read", File: r.f.Path(), Object: obj, Detail: fmt.Sprintf("rows %d..%d", lo, hi), Err: fmt.Errorf("%w: %d rows", ErrRange, n)}
+		return &hdf5.Error{Op: "read", File: r.f.Path(), Object: obj, Detail: fmt.Sprintf("rows %d..%d", lo, hi), Err: fmt.Errorf("%w: %d rows", ErrRange, n)}
 	}
 	return nil
 }
@@ -1084,7 +1085,7 @@ func (r *Reader) FeatRows(start, end int64) ([]float32, error) {
 		return nil, err
 	}
 	dst := make([]float32, (end-start)*int64(r.sum.FeatDim))
-	if err := ReadRows(r.f, DatasetFeat, start, end-start, dst); err != nil {
+	if err := hdf5.ReadRows(r.f, DatasetFeat, start, end-start, dst); err != nil {
 		return nil, err
 	}
 	if err := checkFinite(ErrFormat, dst, r.sum.FeatDim, start); err != nil {
@@ -1097,7 +1098,7 @@ func (r *Reader) FeatRows(start, end int64) ([]float32, error) {
 // name (such as /node/pos_enc): 2-D, num_nodes rows. A missing dataset is
 // an error wrapping ErrNotFound.
 func (r *Reader) NodeColumns(name string) (int, error) {
-	info, err := r.dataset(name, true, r.sum.NumNodes, -1, Float32)
+	info, err := r.dataset(name, true, r.sum.NumNodes, -1, hdf5.Float32)
 	if err != nil {
 		return 0, err
 	}
@@ -1118,7 +1119,7 @@ func (r *Reader) NodeRows(name string, start, end int64) ([]float32, error) {
 		return nil, err
 	}
 	dst := make([]float32, (end-start)*int64(cols))
-	if err := ReadRows(r.f, name, start, end-start, dst); err != nil {
+	if err := hdf5.ReadRows(r.f, name, start, end-start, dst); err != nil {
 		return nil, err
 	}
 	if err := checkFinite(ErrFormat, dst, cols, start); err != nil {
@@ -1213,7 +1214,7 @@ type CSRBlock struct {
 }
 
 // narrowIndices reports whether indices of type t are read as int32.
-func narrowIndices(t Type) bool { return t.Size() <= 4 && t != Uint32 }
+func narrowIndices(t hdf5.Type) bool { return t.Size() <= 4 && t != hdf5.Uint32 }
 
 // CSR reads the CSR of nodes [lo, hi) and checks it.
 func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
@@ -1235,13 +1236,13 @@ func (r *Reader) CSR(lo, hi int64) (*CSRBlock, error) {
 	}
 	if narrowIndices(r.sum.IndexType) {
 		b.Indices32 = make([]int32, p1-p0)
-		err = ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices32)
+		err = hdf5.ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices32)
 		if err == nil {
 			err = checkIDs(ErrFormat, DatasetIndices, b.Indices32, n, p0)
 		}
 	} else {
 		b.Indices64 = make([]int64, p1-p0)
-		err = ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices64)
+		err = hdf5.ReadRows(r.f, DatasetIndices, p0, p1-p0, b.Indices64)
 		if err == nil {
 			err = checkIDs(ErrFormat, DatasetIndices, b.Indices64, n, p0)
 		}

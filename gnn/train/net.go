@@ -11,6 +11,7 @@ import (
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/gnn/spgnn"
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/nn"
 )
@@ -116,7 +117,7 @@ func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := hdf5io.Open(path)
+	f, err := hdf5.Open(path)
 	if err != nil {
 		return nil, err
 	}

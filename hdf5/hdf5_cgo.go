@@ -1,6 +1,6 @@
 //go:build cgo
 
-package hdf5io
+package hdf5
 
 /*
 #cgo pkg-config: hdf5
@@ -335,6 +335,7 @@ typedef struct {
 	int deflate;   // deflate level, -1 none
 	int shuffle;
 	int isbool;    // h5py's boolean enum
+	int nfilters;  // filters in the pipeline
 	int badfilter; // a filter this libhdf5 cannot apply, 0 none
 	char badfname[64];
 } weft_dinfo;
@@ -366,6 +367,7 @@ static herr_t weft_dinfo_get(hid_t f, const char *path, weft_dinfo *out) {
 		int r = H5Pget_chunk(p, 32, cd);
 		if (r > 0) out->chunkrows = cd[0];
 		int nf = H5Pget_nfilters(p);
+		out->nfilters = nf;
 		for (int i = 0; i < nf; i++) {
 			unsigned flags = 0, cv[8];
 			size_t ncv = 8;
@@ -899,7 +901,7 @@ func (f *File) CreateDataset(name string, t Type, rows, cols int64, opt DatasetO
 	if !t.writable() {
 		return fail("create", pathOf(f), name, "", fmt.Errorf("%w: element type %v", ErrInvalid, t))
 	}
-	if rows < 0 || cols < 0 || (cols > 0 && rows > maxElements/cols) || rows > maxElements {
+	if rows < 0 || cols < 0 || (cols > 0 && rows > MaxElements/cols) || rows > MaxElements {
 		return fail("create", pathOf(f), name, "", fmt.Errorf("%w: shape %d x %d", ErrInvalid, rows, cols))
 	}
 	rank, width := C.int(1), cols
@@ -955,6 +957,7 @@ func (f *File) stat(name string, cs *C.char) (DatasetInfo, error) {
 		ChunkRows:    int64(d.chunkrows),
 		Deflate:      int(d.deflate),
 		Shuffle:      d.shuffle != 0,
+		filters:      int(d.nfilters),
 	}
 	if d.badfilter != 0 {
 		info.MissingFilter = fmt.Sprintf("%s (filter %d)", filterName(int(d.badfilter), C.GoString(&d.badfname[0])), int(d.badfilter))
