@@ -27,6 +27,21 @@
 // element types) before libhdf5 sees them. Slices are passed to C for the
 // length of one call; C keeps no pointer into Go memory.
 //
+// # The native boundary
+//
+// The C side (weft_hdf5.c, declared in weft_hdf5.h; every symbol starts
+// with weft_h5_) wraps each operation in one function that opens what it
+// needs, makes the libhdf5 calls, closes what it opened, and keeps a
+// failure's error stack across the clean-up. On the Go side every File
+// method goes through one helper, File.run (hdf5_cgo.go), which holds the
+// shape they share: check the object's name and pass it to C as a string
+// freed on return, take the library lock on a locked OS thread, refuse a
+// closed file (ErrClosed), a write to a read-only one (ErrReadOnly) and,
+// where the method asks, a missing object (ErrNotFound), make the C call,
+// and turn its failure into an *Error carrying HDF5's error stack. A
+// method is a row of that table (a call value: operation, object, whether
+// it writes, whether the object must exist) and the one C call it makes.
+//
 // # Errors
 //
 // libhdf5's automatic error printing is switched off on every OS thread the

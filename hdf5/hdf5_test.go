@@ -356,3 +356,74 @@ func TestWriteChunks(t *testing.T) {
 		t.Errorf("missing dataset: %v", err)
 	}
 }
+
+// TestEveryMethodChecks: the checks File.run makes for every method hold
+// for each: a bad object name is ErrInvalid, a write to a read-only file
+// ErrReadOnly, a missing object ErrNotFound where the method looks first,
+// a closed file ErrClosed; the error names the operation, the object and
+// the file.
+func TestEveryMethodChecks(t *testing.T) {
+	path := tmpPath(t, "g.h5")
+	smallFile(t, path)
+	const ds = "/graph/indptr"
+	methods := []struct {
+		name  string
+		write bool // refused on a read-only file
+		look  bool // a missing object is ErrNotFound
+		call  func(f *File, obj string) error
+	}{
+		{"CreateGroup", true, false, func(f *File, obj string) error { return f.CreateGroup(obj + "/g") }},
+		{"Exists", false, false, func(f *File, obj string) error { _, err := f.Exists(obj); return err }},
+		{"Kind", false, true, func(f *File, obj string) error { _, err := f.Kind(obj); return err }},
+		{"Delete", true, false, func(f *File, obj string) error { return f.Delete(obj) }},
+		{"Members", false, true, func(f *File, obj string) error { _, err := f.Members(obj); return err }},
+		{"AttrNames", false, true, func(f *File, obj string) error { _, err := f.AttrNames(obj); return err }},
+		{"CreateDataset", true, false, func(f *File, obj string) error {
+			return f.CreateDataset(obj+"/d", Int64, 2, 0, DatasetOptions{})
+		}},
+		{"Stat", false, true, func(f *File, obj string) error { _, err := f.Stat(obj); return err }},
+		{"ReadRows", false, true, func(f *File, obj string) error { return ReadRows(f, obj, 0, 1, make([]int64, 1)) }},
+		{"WriteChunks", true, true, func(f *File, obj string) error { return WriteChunks(f, obj, 0, make([]int64, 8)) }},
+		{"SetAttr", true, false, func(f *File, obj string) error { return f.SetAttr(obj, "a", int64(1)) }},
+		{"DeleteAttr", true, false, func(f *File, obj string) error { return f.DeleteAttr(obj, "num_nodes") }},
+		{"Attr", false, true, func(f *File, obj string) error { _, err := f.Attr(obj, "num_nodes"); return err }},
+	}
+	ro, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for _, m := range methods {
+		if err := m.call(ro, "bad//name"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "bad//name") {
+			t.Errorf("%s of a bad name: %v", m.name, err)
+		}
+		err := m.call(ro, ds)
+		if m.write && (!errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), ds) || !strings.Contains(err.Error(), path)) {
+			t.Errorf("%s on a read-only file: %v", m.name, err)
+		}
+		if err := m.call(ro, "/no/such"); m.look && (!errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/no/such")) {
+			t.Errorf("%s of a missing object: %v", m.name, err)
+		}
+	}
+	closed := mustCreate(t)
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range methods {
+		if err := m.call(closed, ds); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), closed.Path()) {
+			t.Errorf("%s on a closed file: %v", m.name, err)
+		}
+	}
+	if err := closed.Flush(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush on a closed file: %v", err)
+	}
+	f := mustCreate(t)
+	for _, name := range []string{"", "a\x00b"} {
+		if _, err := f.Attr("/", name); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Attr named %q: %v", name, err)
+		}
+		if err := f.SetAttr("/", name, int64(1)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("SetAttr named %q: %v", name, err)
+		}
+	}
+}
