@@ -23,8 +23,10 @@
 //
 // WriteGraph and ReadGraph move a whole Graph; OpenGraph returns a Reader
 // for parts of one (FeatRows and NodeRows of a node range, CSR of a node
-// range as a CSRBlock, WholeCSR as a graph.CSR, Labels, Split, Partition)
-// and Stat a Summary (what `weft info` prints; Reader.Check reads every
+// range as a CSRBlock, WholeCSR as a graph.CSR, Labels, Split, Partition;
+// Attr reads any attribute of any object and Exists says whether an
+// object is there, so a reader of the file never opens it a second time
+// through the binding) and Stat a Summary (what `weft info` prints; Reader.Check reads every
 // value and lists what breaks the rules). Splits and partitions that break
 // the rules are in Summary.Broken and fail when read; objects under /split
 // and /partition that are not splits or partitions are ignored

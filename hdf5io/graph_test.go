@@ -470,3 +470,57 @@ func TestConcurrentReads(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestReaderAttr: the Reader reads any attribute of the root, a group or
+// a dataset, the layout's or another's, and says which objects exist, so
+// nobody opens the file a second time beside it.
+func TestReaderAttr(t *testing.T) {
+	path := tmpPath(t, "g.h5")
+	if err := WriteGraph(path, sampleGraph(10, 2), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(path, func(f *hdf5.File) error {
+		if err := f.CreateDataset("/node/pos_enc", hdf5.Float32, 10, 2, hdf5.DatasetOptions{}); err != nil {
+			return err
+		}
+		if err := hdf5.WriteRows(f, "/node/pos_enc", 0, make([]float32, 20)); err != nil {
+			return err
+		}
+		return f.SetAttr("/node/pos_enc", "awareness_gain", 0.25)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGraph(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, c := range []struct {
+		obj, name string
+		want      any
+	}{
+		{"/", AttrNumNodes, int64(10)},
+		{"/", AttrDirected, int64(1)},
+		{"/partition/bgl", AttrNumParts, int64(2)},
+		{"/partition/bgl", "edge_cut", 12.0},
+		{"/node/pos_enc", "awareness_gain", 0.25},
+	} {
+		if v, err := r.Attr(c.obj, c.name); err != nil || v != c.want {
+			t.Errorf("Attr(%s, %s) = %#v, %v; want %#v", c.obj, c.name, v, err, c.want)
+		}
+	}
+	for _, c := range [][2]string{{"/node/pos_enc", "nope"}, {"/node/nope", "awareness_gain"}} {
+		if _, err := r.Attr(c[0], c[1]); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), c[0]) {
+			t.Errorf("Attr(%s, %s): %v", c[0], c[1], err)
+		}
+	}
+	for obj, want := range map[string]bool{"/": true, "/node/pos_enc": true, "/partition/bgl": true, "/node/struct_enc": false, "/x/y": false} {
+		if ok, err := r.Exists(obj); ok != want || err != nil {
+			t.Errorf("Exists(%s) = %v, %v", obj, ok, err)
+		}
+	}
+	r.Close()
+	if _, err := r.Attr("/", AttrNumNodes); !errors.Is(err, ErrClosed) {
+		t.Errorf("Attr after Close: %v", err)
+	}
+}

@@ -9,6 +9,18 @@ import (
 	"github.com/weft-hpc/weft/hdf5"
 )
 
+// Attr reads the attribute name of the object obj ("/" for the root, or
+// a group or dataset path), one of the layout's or any other (weft
+// encode's awareness_gain on /node/pos_enc), as hdf5.File.Attr gives it:
+// an int64, float64, string or bool. A missing object or attribute gives
+// an error wrapping ErrNotFound. Code that has a Reader reads attributes
+// through it rather than opening the file a second time.
+func (r *Reader) Attr(obj, name string) (any, error) { return r.f.Attr(obj, name) }
+
+// Exists reports whether the file has an object (group or dataset) at the
+// absolute path obj, one of the layout's or any other.
+func (r *Reader) Exists(obj string) (bool, error) { return r.f.Exists(obj) }
+
 // readInts reads rows [start, start+count) of an integer dataset as int64.
 func (r *Reader) readInts(name string, start, count int64) ([]int64, error) {
 	dst := make([]int64, count)

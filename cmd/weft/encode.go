@@ -168,13 +168,13 @@ func boolInt(b bool) int64 {
 
 // checkEncodeTargets refuses existing encodings without force.
 func checkEncodeTargets(path string, force bool) error {
-	f, err := hdf5.Open(path)
+	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	defer f.Close()
+	defer r.Close()
 	for _, name := range []string{posEncPath, structEncPath} {
-		ok, err := f.Exists(name)
+		ok, err := r.Exists(name)
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", path, err)
 		}
