@@ -36,7 +36,8 @@
 // gnn/internal/gnntest builds the small graph files and in-process ranks
 // the packages' tests share.
 //
-// Everything is pure Go except the HDF5 reads (package hdf5io, cgo; without
-// cgo loading returns an error wrapping hdf5io.ErrNotBuilt) and nn's sgemm
-// and the SP-GNN kernel, which have pure-Go fallbacks.
+// Everything is pure Go except the HDF5 reads (package hdf5io over the cgo
+// binding hdf5; without cgo loading returns an error wrapping
+// hdf5io.ErrNotBuilt) and nn's sgemm and the SP-GNN kernel, which have
+// pure-Go fallbacks.
 package gnn

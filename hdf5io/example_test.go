@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -89,14 +90,14 @@ func ExampleReader_NodeRows() {
 	if err := hdf5io.WriteGraph(path, g, hdf5io.WriteOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	f, err := hdf5io.OpenRW(path)
+	f, err := hdf5.OpenRW(path)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := f.CreateDataset("/node/pos_enc", hdf5io.Float32, 3, 2, hdf5io.DatasetOptions{}); err != nil {
+	if err := f.CreateDataset("/node/pos_enc", hdf5.Float32, 3, 2, hdf5.DatasetOptions{}); err != nil {
 		log.Fatal(err)
 	}
-	if err := hdf5io.WriteRows(f, "/node/pos_enc", 0, []float32{-1, 0, 0, 0, 1, 0}); err != nil {
+	if err := hdf5.WriteRows(f, "/node/pos_enc", 0, []float32{-1, 0, 0, 0, 1, 0}); err != nil {
 		log.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -4,14 +4,17 @@ package hdf5io
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5"
 )
 
 // sampleGraph is a small graph with every optional part: node v links to
@@ -167,7 +170,7 @@ func TestStat(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.NumNodes != 30 || s.NumEdges != g.NumEdges() || !s.Directed || s.FeatDim != 2 || !s.HasFeat || !s.HasLabel || !s.HasOrigID || !s.HasGraphID ||
-		s.IndexType != Int32 || s.FormatVersion != FormatVersion || s.FileBytes == 0 {
+		s.IndexType != hdf5.Int32 || s.FormatVersion != FormatVersion || s.FileBytes == 0 {
 		t.Errorf("summary %+v", s)
 	}
 	if !reflect.DeepEqual(s.Splits, map[string]int64{"train": 3, "valid": 1, "test": 1}) {
@@ -258,13 +261,13 @@ func TestValidate(t *testing.T) {
 
 // mutated writes sampleGraph(10, 2) and changes it with mut through the
 // binding.
-func mutated(t *testing.T, mut func(f *File) error) string {
+func mutated(t *testing.T, mut func(f *hdf5.File) error) string {
 	t.Helper()
 	path := tmpPath(t, "g.h5")
 	if err := WriteGraph(path, sampleGraph(10, 2), WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := OpenRW(path)
+	f, err := hdf5.OpenRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +280,7 @@ func mutated(t *testing.T, mut func(f *File) error) string {
 	return path
 }
 
-func replace[T Elem](f *File, name string, cols int64, data []T) error {
+func replace[T hdf5.Elem](f *hdf5.File, name string, cols int64, data []T) error {
 	if err := f.Delete(name); err != nil {
 		return err
 	}
@@ -285,47 +288,47 @@ func replace[T Elem](f *File, name string, cols int64, data []T) error {
 	if cols > 0 {
 		rows /= cols
 	}
-	if err := f.CreateDataset(name, TypeOf[T](), rows, cols, DatasetOptions{}); err != nil {
+	if err := f.CreateDataset(name, hdf5.TypeOf[T](), rows, cols, hdf5.DatasetOptions{}); err != nil {
 		return err
 	}
-	return WriteRows(f, name, 0, data)
+	return hdf5.WriteRows(f, name, 0, data)
 }
 
 func TestReadRejects(t *testing.T) {
 	for _, tc := range []struct {
 		desc string
 		want []string // substrings of the error
-		mut  func(f *File) error
+		mut  func(f *hdf5.File) error
 	}{
-		{"missing indices", []string{"/graph/indices", "missing dataset"}, func(f *File) error { return f.Delete(DatasetIndices) }},
-		{"missing num_nodes", []string{"missing attribute num_nodes"}, func(f *File) error { return deleteAttr(f, "/", AttrNumNodes) }},
-		{"newer version", []string{"format_version = 2", "newer weft"}, func(f *File) error { return f.SetAttr("/", AttrFormatVersion, int64(2)) }},
-		{"version as string", []string{`format_version = "1" is a string`, "numpy.int64"}, func(f *File) error { return f.SetAttr("/", AttrFormatVersion, "1") }},
-		{"directed 2", []string{"directed = 2 not in [0, 1]"}, func(f *File) error { return f.SetAttr("/", AttrDirected, int64(2)) }},
-		{"num_nodes mismatch", []string{"/graph/indptr", "shape [11]", "want [12]"}, func(f *File) error { return f.SetAttr("/", AttrNumNodes, int64(11)) }},
-		{"huge num_nodes", []string{"num_nodes = 1099511627777"}, func(f *File) error { return f.SetAttr("/", AttrNumNodes, MaxNodes+1) }},
-		{"indptr float", []string{"/graph/indptr", "float64", "want integers"}, func(f *File) error {
+		{"missing indices", []string{"/graph/indices", "missing dataset"}, func(f *hdf5.File) error { return f.Delete(DatasetIndices) }},
+		{"missing num_nodes", []string{"missing attribute num_nodes"}, func(f *hdf5.File) error { return deleteAttr(f, "/", AttrNumNodes) }},
+		{"newer version", []string{"format_version = 2", "newer weft"}, func(f *hdf5.File) error { return f.SetAttr("/", AttrFormatVersion, int64(2)) }},
+		{"version as string", []string{`format_version = "1" is a string`, "numpy.int64"}, func(f *hdf5.File) error { return f.SetAttr("/", AttrFormatVersion, "1") }},
+		{"directed 2", []string{"directed = 2 not in [0, 1]"}, func(f *hdf5.File) error { return f.SetAttr("/", AttrDirected, int64(2)) }},
+		{"num_nodes mismatch", []string{"/graph/indptr", "shape [11]", "want [12]"}, func(f *hdf5.File) error { return f.SetAttr("/", AttrNumNodes, int64(11)) }},
+		{"huge num_nodes", []string{"num_nodes = 1099511627777"}, func(f *hdf5.File) error { return f.SetAttr("/", AttrNumNodes, MaxNodes+1) }},
+		{"indptr float", []string{"/graph/indptr", "float64", "want integers"}, func(f *hdf5.File) error {
 			return replace(f, DatasetIndptr, 0, make([]float64, 11))
 		}},
-		{"feat float64", []string{"/node/feat", "holds float64, want float32"}, func(f *File) error { return replace(f, DatasetFeat, 2, make([]float64, 20)) }},
-		{"feat 1-D", []string{"/node/feat", "rank 1"}, func(f *File) error { return replace(f, DatasetFeat, 0, make([]float32, 10)) }},
-		{"label length", []string{"/node/label", "shape [9]"}, func(f *File) error { return replace(f, DatasetLabel, 0, make([]int64, 9)) }},
-		{"index out of range", []string{"/graph/indices[2] = 10 not in [0, 10)"}, func(f *File) error {
-			return WriteRows(f, DatasetIndices, 2, []int32{10})
+		{"feat float64", []string{"/node/feat", "holds float64, want float32"}, func(f *hdf5.File) error { return replace(f, DatasetFeat, 2, make([]float64, 20)) }},
+		{"feat 1-D", []string{"/node/feat", "rank 1"}, func(f *hdf5.File) error { return replace(f, DatasetFeat, 0, make([]float32, 10)) }},
+		{"label length", []string{"/node/label", "shape [9]"}, func(f *hdf5.File) error { return replace(f, DatasetLabel, 0, make([]int64, 9)) }},
+		{"index out of range", []string{"/graph/indices[2] = 10 not in [0, 10)"}, func(f *hdf5.File) error {
+			return hdf5.WriteRows(f, DatasetIndices, 2, []int32{10})
 		}},
-		{"indptr decreasing", []string{"/graph/indptr[4] = 0 < /graph/indptr[3]"}, func(f *File) error {
-			return WriteRows(f, DatasetIndptr, 4, []int64{0})
+		{"indptr decreasing", []string{"/graph/indptr[4] = 0 < /graph/indptr[3]"}, func(f *hdf5.File) error {
+			return hdf5.WriteRows(f, DatasetIndptr, 4, []int64{0})
 		}},
-		{"feat NaN", []string{"/node/feat[3][1] = NaN"}, func(f *File) error {
-			return WriteRows(f, DatasetFeat, 3, []float32{1, float32(math.NaN())})
+		{"feat NaN", []string{"/node/feat[3][1] = NaN"}, func(f *hdf5.File) error {
+			return hdf5.WriteRows(f, DatasetFeat, 3, []float32{1, float32(math.NaN())})
 		}},
-		{"assign out of range", []string{"/partition/bgl/assign[1] = 7 not in [0, 2)"}, func(f *File) error {
-			return WriteRows(f, "/partition/bgl/assign", 1, []int32{7})
+		{"assign out of range", []string{"/partition/bgl/assign[1] = 7 not in [0, 2)"}, func(f *hdf5.File) error {
+			return hdf5.WriteRows(f, "/partition/bgl/assign", 1, []int32{7})
 		}},
-		{"split out of range", []string{"/split/train[1] = -3 not in [0, 10)"}, func(f *File) error {
-			return WriteRows(f, "/split/train", 1, []int64{-3})
+		{"split out of range", []string{"/split/train[1] = -3 not in [0, 10)"}, func(f *hdf5.File) error {
+			return hdf5.WriteRows(f, "/split/train", 1, []int64{-3})
 		}},
-		{"split is a float dataset", []string{"/split/valid", "holds float64, want integers"}, func(f *File) error {
+		{"split is a float dataset", []string{"/split/valid", "holds float64, want integers"}, func(f *hdf5.File) error {
 			return replace(f, "/split/valid", 0, []float64{1, 2})
 		}},
 	} {
@@ -346,24 +349,24 @@ func TestReadRejects(t *testing.T) {
 	}
 }
 
-func deleteAttr(f *File, obj, name string) error { return f.DeleteAttr(obj, name) }
+func deleteAttr(f *hdf5.File, obj, name string) error { return f.DeleteAttr(obj, name) }
 
 // TestReadTolerates: objects under /split and /partition that are not
 // splits or partitions are ignored, as the format says, and a broken
 // partition fails only when it is read: the file opens, ReadGraph reads
 // the rest, and Summary says what was ignored or is broken.
 func TestReadTolerates(t *testing.T) {
-	path := mutated(t, func(f *File) error {
+	path := mutated(t, func(f *hdf5.File) error {
 		if err := f.CreateGroup("/partition/empty"); err != nil {
 			return err
 		}
 		if err := f.CreateGroup("/split/sub/deeper"); err != nil {
 			return err
 		}
-		if err := f.CreateDataset("/partition/stray", Int64, 1, 0, DatasetOptions{}); err != nil {
+		if err := f.CreateDataset("/partition/stray", hdf5.Int64, 1, 0, hdf5.DatasetOptions{}); err != nil {
 			return err
 		}
-		if err := WriteRows(f, "/partition/stray", 0, []int64{1}); err != nil {
+		if err := hdf5.WriteRows(f, "/partition/stray", 0, []int64{1}); err != nil {
 			return err
 		}
 		return deleteAttr(f, "/partition/bgl", AttrNumParts)
@@ -420,5 +423,104 @@ func TestTruncated(t *testing.T) {
 		if _, err := Stat(path); err == nil {
 			t.Errorf("Stat of %d of %d bytes succeeded", keep, len(data))
 		}
+	}
+}
+
+func TestConcurrentReads(t *testing.T) {
+	g := sampleGraph(400, 8)
+	path := tmpPath(t, "g.h5")
+	if err := WriteGraph(path, g, WriteOptions{ChunkBytes: 256}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGraph(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				lo := int64((w*37 + i*11) % 390)
+				hi := lo + 10
+				feat, err := r.FeatRows(lo, hi)
+				if err != nil || !reflect.DeepEqual(feat, g.Feat[lo*8:hi*8]) {
+					errs <- fmt.Errorf("worker %d: FeatRows(%d, %d): %v", w, lo, hi, err)
+					return
+				}
+				b, err := r.CSR(lo, hi)
+				if err != nil || len(b.Indices32) != int(g.Indptr[hi]-g.Indptr[lo]) {
+					errs <- fmt.Errorf("worker %d: CSR(%d, %d): %v", w, lo, hi, err)
+					return
+				}
+			}
+			// A whole-file read and a Stat beside the shared reader.
+			if got, err := ReadGraph(path); err != nil || !reflect.DeepEqual(got, g) {
+				errs <- fmt.Errorf("worker %d: ReadGraph: %v", w, err)
+			}
+			if _, err := Stat(path); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestReaderAttr: the Reader reads any attribute of the root, a group or
+// a dataset, the layout's or another's, and says which objects exist, so
+// nobody opens the file a second time beside it.
+func TestReaderAttr(t *testing.T) {
+	path := tmpPath(t, "g.h5")
+	if err := WriteGraph(path, sampleGraph(10, 2), WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Update(path, func(f *hdf5.File) error {
+		if err := f.CreateDataset("/node/pos_enc", hdf5.Float32, 10, 2, hdf5.DatasetOptions{}); err != nil {
+			return err
+		}
+		if err := hdf5.WriteRows(f, "/node/pos_enc", 0, make([]float32, 20)); err != nil {
+			return err
+		}
+		return f.SetAttr("/node/pos_enc", "awareness_gain", 0.25)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenGraph(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, c := range []struct {
+		obj, name string
+		want      any
+	}{
+		{"/", AttrNumNodes, int64(10)},
+		{"/", AttrDirected, int64(1)},
+		{"/partition/bgl", AttrNumParts, int64(2)},
+		{"/partition/bgl", "edge_cut", 12.0},
+		{"/node/pos_enc", "awareness_gain", 0.25},
+	} {
+		if v, err := r.Attr(c.obj, c.name); err != nil || v != c.want {
+			t.Errorf("Attr(%s, %s) = %#v, %v; want %#v", c.obj, c.name, v, err, c.want)
+		}
+	}
+	for _, c := range [][2]string{{"/node/pos_enc", "nope"}, {"/node/nope", "awareness_gain"}} {
+		if _, err := r.Attr(c[0], c[1]); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), c[0]) {
+			t.Errorf("Attr(%s, %s): %v", c[0], c[1], err)
+		}
+	}
+	for obj, want := range map[string]bool{"/": true, "/node/pos_enc": true, "/partition/bgl": true, "/node/struct_enc": false, "/x/y": false} {
+		if ok, err := r.Exists(obj); ok != want || err != nil {
+			t.Errorf("Exists(%s) = %v, %v", obj, ok, err)
+		}
+	}
+	r.Close()
+	if _, err := r.Attr("/", AttrNumNodes); !errors.Is(err, ErrClosed) {
+		t.Errorf("Attr after Close: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5"
 )
 
 const python = "/usr/bin/python3"
@@ -160,7 +161,7 @@ func TestWeftReadsH5py(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.IndexType != Int64 || s.Attrs["source"] != "write_layout.py" || s.HasOrigID || len(s.Splits) != 2 {
+	if s.IndexType != hdf5.Int64 || s.Attrs["source"] != "write_layout.py" || s.HasOrigID || len(s.Splits) != 2 {
 		t.Errorf("summary %+v", s)
 	}
 	r, err := OpenGraph(path)

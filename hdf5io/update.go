@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/internal/tmpfile"
 )
 
@@ -34,26 +35,26 @@ import (
 // first left, and neither's change is lost. fn sees the file as it is
 // under the lock: what a caller checked before calling Update may have
 // changed, and fn checks it again. Readers take no lock.
-func Update(path string, fn func(f *File) error) (err error) {
+func Update(path string, fn func(f *hdf5.File) error) (err error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return &Error{Op: "update", File: path, Err: err}
+		return &hdf5.Error{Op: "update", File: path, Err: err}
 	}
 	st, err := os.Stat(real)
 	if err != nil {
-		return &Error{Op: "update", File: path, Err: err}
+		return &hdf5.Error{Op: "update", File: path, Err: err}
 	}
 	if !st.Mode().IsRegular() {
-		return &Error{Op: "update", File: path, Err: fmt.Errorf("%w: not a regular file", ErrInvalid)}
+		return &hdf5.Error{Op: "update", File: path, Err: fmt.Errorf("%w: not a regular file", ErrInvalid)}
 	}
 	lk, err := tmpfile.LockFinal(real)
 	if err != nil {
-		return &Error{Op: "update", File: path, Err: err}
+		return &hdf5.Error{Op: "update", File: path, Err: err}
 	}
 	defer lk.Unlock()
 	t, err := tmpfile.New(real, 0o600)
 	if err != nil {
-		return &Error{Op: "update", File: path, Err: err}
+		return &hdf5.Error{Op: "update", File: path, Err: err}
 	}
 	defer func() {
 		if err != nil {
@@ -61,9 +62,9 @@ func Update(path string, fn func(f *File) error) (err error) {
 		}
 	}()
 	if err := t.CopyInto(real); err != nil {
-		return &Error{Op: "update", File: path, Detail: "copying to " + filepath.Base(t.Path), Err: err}
+		return &hdf5.Error{Op: "update", File: path, Detail: "copying to " + filepath.Base(t.Path), Err: err}
 	}
-	f, err := OpenRW(t.Path)
+	f, err := hdf5.OpenRW(t.Path)
 	if err != nil {
 		return err
 	}
@@ -77,11 +78,11 @@ func Update(path string, fn func(f *File) error) (err error) {
 	// What is renamed over the original must open.
 	r, err := openReader(t.Path, false)
 	if err != nil {
-		return &Error{Op: "update", File: path, Detail: "checking the new file", Err: err}
+		return &hdf5.Error{Op: "update", File: path, Detail: "checking the new file", Err: err}
 	}
 	r.Close()
 	if err := t.Commit(); err != nil {
-		return &Error{Op: "update", File: path, Err: err}
+		return &hdf5.Error{Op: "update", File: path, Err: err}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ packages=(
   iproute2 util-linux          # ip netns and unshare: the multi-host test's hosts
   slurm-wlm munge              # srun, sbatch and a one-host Slurm cluster TestSlurm starts (its own config, ports and key)
   python3-torch                # torchrun for TestTorchrun (about 250 MB with libtorch); the PyTorch peers in scripts/peers
-  libhdf5-dev hdf5-tools       # hdf5io's cgo binding; h5dump for the interop tests
+  libhdf5-dev hdf5-tools       # package hdf5's cgo binding; h5dump for the interop tests
   python3-h5py python3-numpy   # interop tests (h5py writes, reads) and the numpy+h5py convert baseline
   dataset-fashion-mnist        # the real Fashion-MNIST for weft gen fmnist-knn and its tests
   libmetis-dev                 # partition's METIS baseline (cgo)

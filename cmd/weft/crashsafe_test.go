@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/internal/tmpfile"
 )
@@ -169,7 +170,7 @@ func copyFile(t *testing.T, src, dst string) {
 // file: /partition/random/assign or /node/pos_enc, "none" when absent.
 func fingerprint(t *testing.T, path, obj string) string {
 	t.Helper()
-	f, err := hdf5io.Open(path)
+	f, err := hdf5.Open(path)
 	if err != nil {
 		t.Fatalf("%s no longer opens: %v", path, err)
 	}
@@ -178,13 +179,13 @@ func fingerprint(t *testing.T, path, obj string) string {
 		return "none"
 	}
 	if strings.HasPrefix(obj, "/partition") {
-		v, _, err := hdf5io.Read[int32](f, obj, 0)
+		v, _, err := hdf5.Read[int32](f, obj, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", obj, err)
 		}
 		return fmt.Sprint(v)
 	}
-	v, _, err := hdf5io.Read[float32](f, obj, 0)
+	v, _, err := hdf5.Read[float32](f, obj, 0)
 	if err != nil {
 		t.Fatalf("%s: %v", obj, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/gnn/encode"
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -167,13 +168,13 @@ func boolInt(b bool) int64 {
 
 // checkEncodeTargets refuses existing encodings without force.
 func checkEncodeTargets(path string, force bool) error {
-	f, err := hdf5io.Open(path)
+	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	defer f.Close()
+	defer r.Close()
 	for _, name := range []string{posEncPath, structEncPath} {
-		ok, err := f.Exists(name)
+		ok, err := r.Exists(name)
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", path, err)
 		}
@@ -217,7 +218,7 @@ func writeEncodings(cmd *cobra.Command, path string, n int, force bool, pos *enc
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("encode %s: interrupted, nothing written: %w", path, err)
 	}
-	err := hdf5io.Update(path, func(f *hdf5io.File) error {
+	err := hdf5io.Update(path, func(f *hdf5.File) error {
 		if v, err := f.Attr("/", hdf5io.AttrNumNodes); err != nil {
 			return err
 		} else if v != int64(n) {
@@ -239,11 +240,11 @@ func writeEncodings(cmd *cobra.Command, path string, n int, force bool, pos *enc
 				}
 			}
 			chunk := int64(max(1, min(n, (1<<20)/(4*d.cols))))
-			if err := f.CreateDataset(d.name, hdf5io.TypeOf[float32](), int64(n), int64(d.cols), hdf5io.DatasetOptions{ChunkRows: chunk, Deflate: 1}); err != nil {
+			if err := f.CreateDataset(d.name, hdf5.TypeOf[float32](), int64(n), int64(d.cols), hdf5.DatasetOptions{ChunkRows: chunk, Deflate: 1}); err != nil {
 				return err
 			}
 			if n > 0 {
-				if err := hdf5io.WriteRows(f, d.name, 0, d.data); err != nil {
+				if err := hdf5.WriteRows(f, d.name, 0, d.data); err != nil {
 					return err
 				}
 			}

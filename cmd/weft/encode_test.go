@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -24,15 +25,15 @@ func TestEncode(t *testing.T) {
 	if !strings.Contains(out, "awareness") {
 		t.Errorf("no awareness scores printed: %q", out)
 	}
-	f, err := hdf5io.Open(path)
+	f, err := hdf5.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pos, info, err := hdf5io.Read[float32](f, posEncPath, 0)
+	pos, info, err := hdf5.Read[float32](f, posEncPath, 0)
 	if err != nil || info.Width() != 4 || len(pos) != 4*410*5 {
 		t.Fatalf("pos_enc: %v, %v, %d values", err, info.Shape(), len(pos))
 	}
-	str, info, err := hdf5io.Read[float32](f, structEncPath, 0)
+	str, info, err := hdf5.Read[float32](f, structEncPath, 0)
 	if err != nil || info.Width() != 6 || len(str) != 6*410*5 {
 		t.Fatalf("struct_enc: %v, %v, %d values", err, info.Shape(), len(str))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/internal/tmpfile"
 )
@@ -108,7 +109,7 @@ func TestBadLabels(t *testing.T) {
 }
 
 func hasDataset(s *hdf5io.Summary, name string) bool {
-	f, err := hdf5io.Open(s.Path)
+	f, err := hdf5.Open(s.Path)
 	if err != nil {
 		return false
 	}
@@ -235,14 +236,14 @@ func TestWritersTakeTurns(t *testing.T) {
 		t.Errorf("the waiting writer does not name the holder:\n%s", stderr.String())
 	}
 	// The holder's write (in place here), then its release.
-	f, err := hdf5io.OpenRW(path)
+	f, err := hdf5.OpenRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.CreateDataset("/partition/held/assign", hdf5io.Int32, 2000, 0, hdf5io.DatasetOptions{}); err != nil {
+	if err := f.CreateDataset("/partition/held/assign", hdf5.Int32, 2000, 0, hdf5.DatasetOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := hdf5io.WriteRows(f, "/partition/held/assign", 0, make([]int32, 2000)); err != nil {
+	if err := hdf5.WriteRows(f, "/partition/held/assign", 0, make([]int32, 2000)); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.SetAttr("/partition/held", hdf5io.AttrNumParts, int64(1)); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -31,14 +32,14 @@ func TestLoadExtra(t *testing.T) {
 	for i := range enc {
 		enc[i] = float32(i) / 7
 	}
-	f, err := hdf5io.OpenRW(path)
+	f, err := hdf5.OpenRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.CreateDataset("/node/pos_enc", hdf5io.TypeOf[float32](), n, c, hdf5io.DatasetOptions{ChunkRows: 64}); err != nil {
+	if err := f.CreateDataset("/node/pos_enc", hdf5.TypeOf[float32](), n, c, hdf5.DatasetOptions{ChunkRows: 64}); err != nil {
 		t.Fatal(err)
 	}
-	if err := hdf5io.WriteRows(f, "/node/pos_enc", 0, enc); err != nil {
+	if err := hdf5.WriteRows(f, "/node/pos_enc", 0, enc); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

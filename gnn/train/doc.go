@@ -94,7 +94,7 @@
 //
 // # Build
 //
-// Reading the graph needs package hdf5io's cgo build; without it NewJob
+// Reading the graph needs cgo (package hdf5, under hdf5io); without it NewJob
 // returns an error wrapping hdf5io.ErrNotBuilt. The model's matrix
 // products use package nn's sgemm, whose thread count (nn.SetThreads) is
 // the caller's to set for the whole process.

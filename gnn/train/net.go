@@ -116,11 +116,6 @@ func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := hdf5io.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	out := &spgnnFusion{posInput: true}
 	for _, name := range []string{posEncPath, structEncPath} {
 		c, err := r.NodeColumns(name)
@@ -135,7 +130,7 @@ func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
 		}
 		e := Encoding{Name: name, Input: true, Gain: math.NaN()}
 		if fuse == "auto" {
-			if g, err := f.Attr(name, "awareness_gain"); err == nil {
+			if g, err := r.Attr(name, "awareness_gain"); err == nil {
 				if gain, ok := g.(float64); ok {
 					e.Input, e.Gain = gain >= encode.DefaultMinGain, gain
 				}

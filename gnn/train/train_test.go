@@ -17,6 +17,7 @@ import (
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -72,7 +73,7 @@ func writeEncodings(t *testing.T, path string, csr *graph.CSR, gains []float64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := hdf5io.OpenRW(path)
+	f, err := hdf5.OpenRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +83,10 @@ func writeEncodings(t *testing.T, path string, csr *graph.CSR, gains []float64) 
 		cols int
 		data []float32
 	}{{posEncPath, pos.Dim, pos.Pos}, {structEncPath, str.Dim, str.Enc}} {
-		if err := f.CreateDataset(d.name, hdf5io.TypeOf[float32](), csr.NumNodes, int64(d.cols), hdf5io.DatasetOptions{}); err != nil {
+		if err := f.CreateDataset(d.name, hdf5.TypeOf[float32](), csr.NumNodes, int64(d.cols), hdf5.DatasetOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := hdf5io.WriteRows(f, d.name, 0, d.data); err != nil {
+		if err := hdf5.WriteRows(f, d.name, 0, d.data); err != nil {
 			t.Fatal(err)
 		}
 		if gains != nil {

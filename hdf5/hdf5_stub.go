@@ -1,6 +1,6 @@
 //go:build !cgo
 
-package hdf5io
+package hdf5
 
 import "unsafe"
 

@@ -1,4 +1,4 @@
-package hdf5io
+package hdf5
 
 import (
 	"errors"
@@ -23,23 +23,18 @@ var (
 	// ErrRange: a row range lies outside the dataset, or a buffer has the
 	// wrong length.
 	ErrRange = errors.New("out of range")
-	// ErrInvalid: an argument (name, shape, option) is not acceptable, or a
-	// Graph given to WriteGraph breaks the layout's rules.
+	// ErrInvalid: an argument (name, shape, option, value) is not
+	// acceptable.
 	ErrInvalid = errors.New("invalid")
-	// ErrFormat: a file does not follow the Weft graph layout
-	// (docs/FORMAT.md): missing required parts, inconsistent shapes, values
-	// out of range, or a newer format version.
-	ErrFormat = errors.New("not a valid weft graph file")
 	// ErrClosed: the file was closed.
 	ErrClosed = errors.New("file closed")
 	// ErrReadOnly: a write to a file opened read-only.
 	ErrReadOnly = errors.New("file opened read-only")
-	// ErrExist: AddPartitions found an object of a name it was to add.
-	ErrExist = errors.New("already exists")
 )
 
 // Error is the error every operation returns: what was done, to which
-// object of which file, and why.
+// object of which file, and why. Package hdf5io returns it too, for
+// the graph files it reads and writes.
 type Error struct {
 	Op     string // "open", "read", "write", "create", "read attribute", ...
 	File   string // the file's path
@@ -50,7 +45,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("hdf5io: ")
+	b.WriteString("hdf5: ")
 	b.WriteString(e.Op)
 	if e.Object != "" {
 		b.WriteString(" ")
@@ -282,6 +277,7 @@ type DatasetInfo struct {
 	// libhdf5 cannot apply ("lzf (filter 32000)"); "" when none. Such a
 	// dataset cannot be read.
 	MissingFilter string
+	filters       int // filters the data is stored with
 }
 
 // Len is the number of elements, Rows*max(Cols,1).
@@ -337,7 +333,7 @@ func canRead(file, mem Type) bool {
 // of memory type t (write: t must equal the file type).
 func (d DatasetInfo) checkRows(t Type, start, count, n int64) error {
 	if d.MissingFilter != "" {
-		return d.filterError()
+		return d.FilterError()
 	}
 	if d.Rank < 1 || d.Rank > 2 || d.Type == Invalid {
 		return fmt.Errorf("%w: dataset is %s %s of rank %d; the binding handles 1-D and 2-D int32, int64, uint8, float32, float64", ErrType, d.Class, sizeName(d.ElemSize), d.Rank)
@@ -354,7 +350,13 @@ func (d DatasetInfo) checkRows(t Type, start, count, n int64) error {
 	return nil
 }
 
-func (d DatasetInfo) filterError() error {
+// FilterError is the error a read of the dataset gives when it is stored
+// with a filter the linked libhdf5 does not have (MissingFilter), nil
+// when it is not.
+func (d DatasetInfo) FilterError() error {
+	if d.MissingFilter == "" {
+		return nil
+	}
 	return fmt.Errorf("%w: stored with the HDF5 filter %s, which this libhdf5 does not have; rewrite it with gzip or without compression (h5py: compression=\"gzip\")", ErrType, d.MissingFilter)
 }
 
@@ -385,8 +387,9 @@ func (o DatasetOptions) layout(t Type, rows, width int64) (chunk int64, level in
 	return chunk, level
 }
 
-// maxElements bounds a dataset's element count (2^48: 2 PiB of int64).
-const maxElements = int64(1) << 48
+// MaxElements bounds a dataset's element count (2^48: 2 PiB of int64):
+// CreateDataset and Read refuse more.
+const MaxElements = int64(1) << 48
 
 func checkName(name string) error {
 	if !strings.HasPrefix(name, "/") || strings.ContainsRune(name, 0) || (name != "/" && strings.HasSuffix(name, "/")) || strings.Contains(name, "//") {
@@ -431,11 +434,11 @@ func Read[T Elem](f *File, name string, limit int64) ([]T, DatasetInfo, error) {
 	if limit > 0 && info.Len() > limit {
 		return nil, info, &Error{Op: "read", File: f.Path(), Object: name, Err: fmt.Errorf("%w: %d elements, more than the %d allowed", ErrRange, info.Len(), limit)}
 	}
-	if info.Len() > maxElements {
+	if info.Len() > MaxElements {
 		return nil, info, &Error{Op: "read", File: f.Path(), Object: name, Err: fmt.Errorf("%w: %d elements", ErrRange, info.Len())}
 	}
 	if !canRead(info.Type, TypeOf[T]()) {
-		return nil, info, &Error{Op: "read", File: f.Path(), Object: name, Err: fmt.Errorf("%w: dataset holds %s, want %v", ErrType, info.describeType(), TypeOf[T]())}
+		return nil, info, &Error{Op: "read", File: f.Path(), Object: name, Err: fmt.Errorf("%w: dataset holds %s, want %v", ErrType, info.TypeName(), TypeOf[T]())}
 	}
 	dst := make([]T, info.Len())
 	if err := ReadRows(f, name, 0, info.Rows, dst); err != nil {
@@ -444,7 +447,10 @@ func Read[T Elem](f *File, name string, limit int64) ([]T, DatasetInfo, error) {
 	return dst, info, nil
 }
 
-func (d DatasetInfo) describeType() string {
+// TypeName names the element type as the file stores it: the Type, or
+// for types the binding does not transfer the HDF5 class and size
+// ("string (8 bytes)").
+func (d DatasetInfo) TypeName() string {
 	if d.Type != Invalid {
 		return d.Type.String()
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package hdf5io
+package hdf5
 
 import (
 	"bytes"
@@ -8,12 +8,44 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 )
+
+func tmpPath(t testing.TB, name string) string {
+	return filepath.Join(t.TempDir(), name)
+}
+
+// smallFile writes a file at path with two datasets (/graph/indptr, 21
+// int64 values, and /node/label, 20) and a root attribute.
+func smallFile(t testing.TB, path string) {
+	t.Helper()
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		name string
+		rows int64
+	}{{"/graph/indptr", 21}, {"/node/label", 20}} {
+		if err := f.CreateDataset(d.name, Int64, d.rows, 0, DatasetOptions{ChunkRows: 8, Deflate: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteRows(f, d.name, 0, make([]int64, d.rows)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.SetAttr("/", "num_nodes", int64(20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func mustCreate(t testing.TB) *File {
 	t.Helper()
@@ -190,9 +222,7 @@ func TestGroupsAndAttrs(t *testing.T) {
 
 func TestFileErrors(t *testing.T) {
 	path := tmpPath(t, "g.h5")
-	if err := WriteGraph(path, sampleGraph(20, 2), WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	smallFile(t, path)
 	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +230,7 @@ func TestFileErrors(t *testing.T) {
 	if err := f.SetAttr("/", "x", int64(1)); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("attr on read-only file: %v", err)
 	}
-	if err := WriteRows(f, DatasetLabel, 0, []int64{1}); !errors.Is(err, ErrReadOnly) {
+	if err := WriteRows(f, "/node/label", 0, []int64{1}); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("write to read-only file: %v", err)
 	}
 	_, err = f.Stat("/graph/nope")
@@ -213,7 +243,7 @@ func TestFileErrors(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Errorf("second close: %v", err)
 	}
-	if _, err := f.Stat(DatasetIndptr); !errors.Is(err, ErrClosed) {
+	if _, err := f.Stat("/graph/indptr"); !errors.Is(err, ErrClosed) {
 		t.Errorf("stat after close: %v", err)
 	}
 	if _, err := Open(tmpPath(t, "missing.h5")); !errors.Is(err, os.ErrNotExist) {
@@ -234,8 +264,8 @@ func TestFileErrors(t *testing.T) {
 // TestQuiet runs failing calls on many OS threads in a child process and
 // checks libhdf5 printed nothing to stderr.
 func TestQuiet(t *testing.T) {
-	if os.Getenv("HDF5IO_QUIET_CHILD") == "1" {
-		path := os.Getenv("HDF5IO_QUIET_FILE")
+	if os.Getenv("HDF5TEST_QUIET_CHILD") == "1" {
+		path := os.Getenv("HDF5TEST_QUIET_FILE")
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
@@ -254,11 +284,9 @@ func TestQuiet(t *testing.T) {
 		return
 	}
 	path := tmpPath(t, "g.h5")
-	if err := WriteGraph(path, sampleGraph(5, 1), WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	smallFile(t, path)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestQuiet$")
-	cmd.Env = append(os.Environ(), "HDF5IO_QUIET_CHILD=1", "HDF5IO_QUIET_FILE="+path)
+	cmd.Env = append(os.Environ(), "HDF5TEST_QUIET_CHILD=1", "HDF5TEST_QUIET_FILE="+path)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -266,51 +294,6 @@ func TestQuiet(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "HDF5") {
 		t.Errorf("libhdf5 printed to stderr:\n%s", stderr.String())
-	}
-}
-
-func TestConcurrentReads(t *testing.T) {
-	g := sampleGraph(400, 8)
-	path := tmpPath(t, "g.h5")
-	if err := WriteGraph(path, g, WriteOptions{ChunkBytes: 256}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := OpenGraph(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	for w := range 8 {
-		wg.Go(func() {
-			for i := range 20 {
-				lo := int64((w*37 + i*11) % 390)
-				hi := lo + 10
-				feat, err := r.FeatRows(lo, hi)
-				if err != nil || !reflect.DeepEqual(feat, g.Feat[lo*8:hi*8]) {
-					errs <- fmt.Errorf("worker %d: FeatRows(%d, %d): %v", w, lo, hi, err)
-					return
-				}
-				b, err := r.CSR(lo, hi)
-				if err != nil || len(b.Indices32) != int(g.Indptr[hi]-g.Indptr[lo]) {
-					errs <- fmt.Errorf("worker %d: CSR(%d, %d): %v", w, lo, hi, err)
-					return
-				}
-			}
-			// A whole-file read and a Stat beside the shared reader.
-			if got, err := ReadGraph(path); err != nil || !reflect.DeepEqual(got, g) {
-				errs <- fmt.Errorf("worker %d: ReadGraph: %v", w, err)
-			}
-			if _, err := Stat(path); err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
 	}
 }
 
@@ -322,4 +305,125 @@ func TestLibrary(t *testing.T) {
 		t.Error("deflate not available")
 	}
 	t.Logf("libhdf5 %s, thread-safe build: %v", LibraryVersion(), ThreadSafe())
+}
+
+// TestWriteChunks: rows written by WriteChunks, on chunk bounds (Go's
+// compression) and off them (WriteRows), read back as written, and the
+// file's layout is the one CreateDataset asked for.
+func TestWriteChunks(t *testing.T) {
+	f := mustCreate(t)
+	const rows, cols, chunk = 50, 3, 8
+	data := make([]float32, rows*cols)
+	for i := range data {
+		data[i] = float32(i) / 4
+	}
+	for _, tc := range []struct {
+		name   string
+		opt    DatasetOptions
+		pieces [][2]int64 // row ranges, in the order written
+	}{
+		{"/aligned", DatasetOptions{ChunkRows: chunk, Deflate: 1}, [][2]int64{{0, 16}, {16, 48}, {48, 50}}},
+		{"/whole", DatasetOptions{ChunkRows: chunk, Deflate: 6}, [][2]int64{{0, 50}}},
+		{"/unaligned", DatasetOptions{ChunkRows: chunk, Deflate: 1}, [][2]int64{{0, 5}, {5, 20}, {20, 50}}},
+		{"/contiguous", DatasetOptions{}, [][2]int64{{0, 50}}},
+		{"/uncompressed", DatasetOptions{ChunkRows: chunk}, [][2]int64{{0, 24}, {24, 50}}},
+	} {
+		if err := f.CreateDataset(tc.name, Float32, rows, cols, tc.opt); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range tc.pieces {
+			if err := WriteChunks(f, tc.name, p[0], data[p[0]*cols:p[1]*cols]); err != nil {
+				t.Fatalf("%s rows %d..%d: %v", tc.name, p[0], p[1], err)
+			}
+		}
+		got, info, err := Read[float32](f, tc.name, 0)
+		if err != nil || !reflect.DeepEqual(got, data) {
+			t.Errorf("%s: read back %v, %v", tc.name, got, err)
+		}
+		// Shuffle and deflate, and nothing else: what WriteChunks
+		// compresses itself.
+		if want := tc.opt.ChunkRows > 0 && tc.opt.Deflate > 0; (info.Deflate > 0) != want || info.Shuffle != want || want && info.filters != 2 {
+			t.Errorf("%s: layout %+v", tc.name, info)
+		}
+	}
+	if err := WriteChunks(f, "/aligned", 0, make([]int64, 3)); !errors.Is(err, ErrType) {
+		t.Errorf("int64 rows into float32: %v", err)
+	}
+	if err := WriteChunks(f, "/aligned", 48, make([]float32, 3*cols)); !errors.Is(err, ErrRange) {
+		t.Errorf("rows past the end: %v", err)
+	}
+	if err := WriteChunks(f, "/nope", 0, make([]float32, 3)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing dataset: %v", err)
+	}
+}
+
+// TestEveryMethodChecks: the checks File.run makes for every method hold
+// for each: a bad object name is ErrInvalid, a write to a read-only file
+// ErrReadOnly, a missing object ErrNotFound where the method looks first,
+// a closed file ErrClosed; the error names the operation, the object and
+// the file.
+func TestEveryMethodChecks(t *testing.T) {
+	path := tmpPath(t, "g.h5")
+	smallFile(t, path)
+	const ds = "/graph/indptr"
+	methods := []struct {
+		name  string
+		write bool // refused on a read-only file
+		look  bool // a missing object is ErrNotFound
+		call  func(f *File, obj string) error
+	}{
+		{"CreateGroup", true, false, func(f *File, obj string) error { return f.CreateGroup(obj + "/g") }},
+		{"Exists", false, false, func(f *File, obj string) error { _, err := f.Exists(obj); return err }},
+		{"Kind", false, true, func(f *File, obj string) error { _, err := f.Kind(obj); return err }},
+		{"Delete", true, false, func(f *File, obj string) error { return f.Delete(obj) }},
+		{"Members", false, true, func(f *File, obj string) error { _, err := f.Members(obj); return err }},
+		{"AttrNames", false, true, func(f *File, obj string) error { _, err := f.AttrNames(obj); return err }},
+		{"CreateDataset", true, false, func(f *File, obj string) error {
+			return f.CreateDataset(obj+"/d", Int64, 2, 0, DatasetOptions{})
+		}},
+		{"Stat", false, true, func(f *File, obj string) error { _, err := f.Stat(obj); return err }},
+		{"ReadRows", false, true, func(f *File, obj string) error { return ReadRows(f, obj, 0, 1, make([]int64, 1)) }},
+		{"WriteChunks", true, true, func(f *File, obj string) error { return WriteChunks(f, obj, 0, make([]int64, 8)) }},
+		{"SetAttr", true, false, func(f *File, obj string) error { return f.SetAttr(obj, "a", int64(1)) }},
+		{"DeleteAttr", true, false, func(f *File, obj string) error { return f.DeleteAttr(obj, "num_nodes") }},
+		{"Attr", false, true, func(f *File, obj string) error { _, err := f.Attr(obj, "num_nodes"); return err }},
+	}
+	ro, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	for _, m := range methods {
+		if err := m.call(ro, "bad//name"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "bad//name") {
+			t.Errorf("%s of a bad name: %v", m.name, err)
+		}
+		err := m.call(ro, ds)
+		if m.write && (!errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), ds) || !strings.Contains(err.Error(), path)) {
+			t.Errorf("%s on a read-only file: %v", m.name, err)
+		}
+		if err := m.call(ro, "/no/such"); m.look && (!errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "/no/such")) {
+			t.Errorf("%s of a missing object: %v", m.name, err)
+		}
+	}
+	closed := mustCreate(t)
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range methods {
+		if err := m.call(closed, ds); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), closed.Path()) {
+			t.Errorf("%s on a closed file: %v", m.name, err)
+		}
+	}
+	if err := closed.Flush(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Flush on a closed file: %v", err)
+	}
+	f := mustCreate(t)
+	for _, name := range []string{"", "a\x00b"} {
+		if _, err := f.Attr("/", name); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Attr named %q: %v", name, err)
+		}
+		if err := f.SetAttr("/", name, int64(1)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("SetAttr named %q: %v", name, err)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package hdf5io
+package hdf5
 
 import (
 	"bytes"
@@ -14,6 +14,28 @@ import (
 // several times quicker than zlib's, and libhdf5 would use one core), then
 // hands each finished chunk to H5Dwrite_chunk. The bytes are what libhdf5's
 // own shuffle + deflate filters produce, so any HDF5 reader decodes them.
+
+// WriteChunks is WriteRows for a dataset that CreateDataset made with
+// ChunkRows and Deflate: Go shuffles and deflates the chunks on all cores
+// and stores each with H5Dwrite_chunk. The rows [start, start+count)
+// (count is len(src)/cols) must begin on a chunk boundary and end on one
+// or at the dataset's last row; any other transfer, a dataset stored
+// with other filters than shuffle + deflate, and a big-endian host go
+// through WriteRows (libhdf5's filters, one core), so the result is the
+// same. It blocks until the rows are written; src stays the caller's.
+func WriteChunks[T Elem](f *File, name string, start int64, src []T) error {
+	info, err := f.Stat(name)
+	if err != nil {
+		return WriteRows(f, name, start, src)
+	}
+	w, c := info.Width(), info.ChunkRows
+	end := start + int64(len(src))/w
+	if !littleEndian || info.Type != TypeOf[T]() || c <= 0 || info.Deflate <= 0 || !info.Shuffle || info.filters != 2 ||
+		int64(len(src))%w != 0 || start < 0 || start%c != 0 || end > info.Rows || (end%c != 0 && end != info.Rows) {
+		return WriteRows(f, name, start, src)
+	}
+	return writeChunks(f, name, start, src, w, c, info.Deflate)
+}
 
 // littleEndian: the direct path writes memory bytes as the file's
 // little-endian types.
