@@ -85,6 +85,12 @@ func initParams(w []float32) {
 // trainSteps trains with grad for steps and checks the result on every
 // worker against want.
 func trainSteps(steps int64, want []float32, got func(int, []float32)) func(context.Context, *Worker) error {
+	return trainPaced(steps, want, got, 0)
+}
+
+// trainPaced is trainSteps for a worker that computes for pause before
+// each step.
+func trainPaced(steps int64, want []float32, got func(int, []float32), pause time.Duration) func(context.Context, *Worker) error {
 	return func(ctx context.Context, w *Worker) error {
 		n := w.Layout().Total
 		params, g := make([]float32, n), make([]float32, n)
@@ -95,6 +101,7 @@ func trainSteps(steps int64, want []float32, got func(int, []float32)) func(cont
 			return err
 		}
 		for s := int64(0); s < steps; s++ {
+			time.Sleep(pause)
 			grad(g, w.c.Rank(), s)
 			if err := w.Step(ctx, g, params); err != nil {
 				return err
@@ -319,6 +326,25 @@ func slices_max(d []time.Duration) time.Duration {
 		m = max(m, x)
 	}
 	return m
+}
+
+// TestIdleServers: a server that owns no key and a standby one hear
+// nothing from the workers until their goodbyes, nor the workers from
+// them, for longer than the silence limit; the job must not fail for it.
+// `weft ps` with more servers than keys failed so under mpirun: the
+// workers' receive loops from the keyless servers were blamed after
+// WEFT_TIMEOUT ("rank 2 sent nothing for 15s; it is alive but has not
+// joined the operation").
+func TestIdleServers(t *testing.T) {
+	const limit = 200 * time.Millisecond
+	cfg := Config{Workers: 2, Servers: 2, Standby: 1, Sizes: []int{100}, PartitionBytes: 400,
+		Optimizer: Optimizer{LR: 1}, Slowdown: []Slowdown{}}
+	const steps = 6
+	if n := len(NewLayout(cfg.Sizes, cfg.PartitionBytes).Keys); n != 1 {
+		t.Fatalf("%d keys, want one (servers 1 and 2 without)", n)
+	}
+	train := trainPaced(steps, expected(100, 2, steps, 1), nil, limit/2)
+	noErrors(t, runLocal(t, cfg, train, collective.WithTimeout(limit)))
 }
 
 // TestServerCrash aborts a server in the middle of training: every worker

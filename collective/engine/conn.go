@@ -516,8 +516,14 @@ func (x *exec) recvReduce(from int, tag uint32, dst, local []byte, first bool) (
 	return x.c.ep.peers[x.c.world[from]].postReduce(matchKey{comm: x.c.id, seq: x.seq, tag: tag}, x.d, dst, local, first)
 }
 
-// wait waits for a posted receive. A peer that sends nothing for the
-// timeout while this rank waits on it is blamed.
+// wait waits for a posted receive. In a collective, a peer that sends
+// nothing for the timeout while this rank waits on it is blamed: it has
+// not joined the operation. A point-to-point receive waits for its
+// message as long as its context allows, like one from AnySource: a
+// sender may have nothing to say for longer than the timeout (a
+// parameter server's idle shard, a worker that computes), and the link's
+// own silence limit, which its heartbeats keep off, catches a dead or
+// stopped one.
 func (x *exec) wait(s *slot) error {
 	select {
 	case <-s.done:
@@ -543,7 +549,7 @@ func (x *exec) wait(s *slot) error {
 	}
 	var tc <-chan time.Time
 	timeout := x.c.ep.cfg.timeout
-	if timeout > 0 {
+	if timeout > 0 && !s.p2p {
 		if x.timer == nil {
 			x.timer = time.NewTimer(timeout)
 		} else {

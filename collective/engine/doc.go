@@ -26,7 +26,9 @@
 //     read the link itself instead of being woken by the reader.
 //     Heartbeats keep idle links alive; a peer silent for the timeout, a
 //     broken link or a mismatch fails the endpoint, and an abort frame
-//     tells every peer.
+//     tells every peer. A collective also blames a peer that has not
+//     joined it for the timeout; a point-to-point receive waits for its
+//     message as long as its context allows while the sender is alive.
 //   - agree.go: the rule that makes a mismatch fail on every rank. Every
 //     collective ends in agreement: a rank returns success only once
 //     every rank's call has reached it, directly or through other ranks,

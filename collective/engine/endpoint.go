@@ -571,7 +571,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 			x.probe(p)
 			x.probed = true
 		}
-		if t := ep.cfg.timeout; t > 0 {
+		if t := ep.cfg.timeout; t > 0 && !s.p2p { // as in wait
 			if g := s.progress(); g != last {
 				last, lastAt = g, now
 			} else if now.Sub(lastAt) >= t {

@@ -35,6 +35,22 @@ func (p *pairTransport) Close() error { return p.link.Close() }
 // shmPair returns two communicators joined by a shared-memory link, in
 // one process, with the silence limit timeout.
 func shmPair(b testing.TB, timeout time.Duration) [2]*conn {
+	cfg := testConfig(b, timeout)
+	cfg.spin, cfg.yield = spinFor("auto", 2)
+	return shmPairOf(b, [2]config{cfg, cfg})
+}
+
+// testConfig is the endpoint configuration of the pair tests.
+func testConfig(b testing.TB, timeout time.Duration) config {
+	cfg, err := newConfig(&driver.Config{Settings: map[string]string{"WEFT_CHUNK_BYTES": "512K"}, Timeout: timeout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cfg
+}
+
+// shmPairOf is shmPair with each rank's own configuration.
+func shmPairOf(b testing.TB, cfgs [2]config) [2]*conn {
 	shm.Dir = b.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,25 +68,20 @@ func shmPair(b testing.TB, timeout time.Duration) [2]*conn {
 			errs[1] = err
 			return
 		}
-		links[1], errs[1] = shm.Open(context.Background(), shm.Config{Conn: c, RingBytes: 1 << 20})
+		links[1], errs[1] = shm.Open(context.Background(), shm.Config{Conn: c, RingBytes: 1 << 20, Yield: cfgs[1].yield})
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		b.Fatal(err)
 	}
-	links[0], errs[0] = shm.Open(context.Background(), shm.Config{Conn: c, Creator: true, RingBytes: 1 << 20})
+	links[0], errs[0] = shm.Open(context.Background(), shm.Config{Conn: c, Creator: true, RingBytes: 1 << 20, Yield: cfgs[0].yield})
 	wg.Wait()
 	if errs[0] != nil || errs[1] != nil {
 		b.Fatal(errs)
 	}
-	cfg, err := newConfig(&driver.Config{Settings: map[string]string{"WEFT_CHUNK_BYTES": "512K"}, Timeout: timeout})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.spin, cfg.yield = spinFor("auto", 2)
 	var out [2]*conn
 	for r := range out {
-		out[r] = newWorld(newEndpoint(&pairTransport{rank: r, link: links[r]}, cfg))
+		out[r] = newWorld(newEndpoint(&pairTransport{rank: r, link: links[r]}, cfgs[r]))
 	}
 	b.Cleanup(func() { out[0].Close(); out[1].Close() })
 	return out

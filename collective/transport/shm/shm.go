@@ -425,15 +425,16 @@ func (l *Link) avail() uint64 {
 }
 
 // waitData blocks until at least one byte is readable, the peer is gone,
-// we closed, or dl passes.
-func (l *Link) waitData(dl *time.Time, holder bool) error {
+// we closed, or dl passes. With spin it looks at the ring waitSpins times
+// before it sleeps: the rest of a frame is usually a copy away. A wait
+// for the next frame does not spin here: the engine decides how long
+// that one polls (WEFT_SPIN) before it calls Poll, and the background
+// reader polls lazily before WaitReadable sleeps.
+func (l *Link) waitData(dl *time.Time, holder, spin bool) error {
 	r := l.in
-	// The rest of a frame is usually a copy away: look again for a while
-	// before paying for a sleep and a wake-up.
-	for i := 0; i < waitSpins && l.avail() == 0; i++ {
+	for i := 0; spin && i < waitSpins && l.avail() == 0; i++ {
 		if l.yield {
-			// More ranks than CPUs: the writer may need this one.
-			syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+			yieldCPU() // more ranks than CPUs: the writer may need this one
 		}
 		if i%64 == 63 && (l.peerGone.Load() || l.localClose.Load()) {
 			break
@@ -491,7 +492,7 @@ func (l *Link) take(dst []byte, n int) {
 // read fills dst from the in ring, waiting for bytes under dl.
 func (l *Link) read(dst []byte, dl *time.Time) error {
 	for len(dst) > 0 {
-		if err := l.waitData(dl, true); err != nil {
+		if err := l.waitData(dl, true, true); err != nil {
 			if err == io.EOF {
 				return io.ErrUnexpectedEOF
 			}
@@ -506,7 +507,7 @@ func (l *Link) read(dst []byte, dl *time.Time) error {
 
 func (l *Link) discard(n int, dl *time.Time) error {
 	for n > 0 {
-		if err := l.waitData(dl, true); err != nil {
+		if err := l.waitData(dl, true, true); err != nil {
 			return err
 		}
 		k := int(min(l.avail(), uint64(n)))
@@ -625,7 +626,7 @@ func (l *Link) ReadHeader(h *wire.Header) error {
 		l.left = 0
 	}
 	var b [wire.HeaderSize]byte
-	if err := l.waitData(&l.readDL, true); err != nil {
+	if err := l.waitData(&l.readDL, true, false); err != nil {
 		return err
 	}
 	if err := l.read(b[:], &l.readDL); err != nil {
@@ -660,7 +661,7 @@ func (l *Link) ReadPayload(dst []byte) error {
 func (l *Link) ReadPayloadView(fn func([]byte)) error {
 	r := l.in
 	for l.left > 0 {
-		if err := l.waitData(&l.pollDL, true); err != nil {
+		if err := l.waitData(&l.pollDL, true, true); err != nil {
 			if err == io.EOF {
 				return io.ErrUnexpectedEOF
 			}
@@ -755,17 +756,23 @@ func (l *Link) WaitReadable() error {
 		}
 		time.Sleep(backoff)
 	}
-	return l.waitData(&l.readDL, false)
+	return l.waitData(&l.readDL, false, false)
 }
 
 // waitSpins is how many times a reader looks at the ring before sleeping
-// (a few microseconds).
+// in the middle of a frame (a few microseconds, or as many sched_yields
+// with Yield).
 const waitSpins = 4000
+
+// yieldCPU gives the CPU away in a spinning wait (Config.Yield). A raw
+// call, so that the runtime does not hand this goroutine's P to another
+// thread meanwhile; a variable, so that the tests can count the calls.
+var yieldCPU = func() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // lazyWait is how long the background reader polls before it sleeps.
 const lazyWait = time.Millisecond
 
-func (l *Link) Poll() error { return l.waitData(&l.pollDL, true) }
+func (l *Link) Poll() error { return l.waitData(&l.pollDL, true, false) }
 
 // setDL sets a deadline. Sleepers re-read their deadline at least every
 // 100 ms; one brought forward wakes them at once (an earlier deadline is

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,6 +125,77 @@ func TestPollAndDeadline(t *testing.T) {
 	}
 	if ok, err := b.TryReadHeader(&h); !ok || err != nil || h.Kind != wire.KindHeartbeat {
 		t.Fatalf("TryReadHeader: %v %v %+v", ok, err, h)
+	}
+}
+
+// TestNextFrameWaitsSleep: Poll and WaitReadable wait for the next frame
+// without spinning on the ring, so that the engine alone decides how long
+// a wait polls (WEFT_SPIN). With Yield (more ranks than CPUs) each spin
+// here was a sched_yield that held the goroutine's P and handed the core
+// to another rank: a parameter-server job, whose every rank waits on
+// several links at once, ran a hundred times slower. The rest of a frame
+// still spins, and yields.
+func TestNextFrameWaitsSleep(t *testing.T) {
+	a, b := pair(t, 64<<10)
+	b.yield = true
+	var yields atomic.Int64
+	yield := yieldCPU
+	yieldCPU = func() { yields.Add(1); yield() }
+	t.Cleanup(func() { yieldCPU = yield })
+
+	b.SetPollDeadline(time.Now().Add(20 * time.Millisecond))
+	if err := b.Poll(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Poll past deadline: %v", err)
+	}
+	b.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	if err := b.WaitReadable(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("WaitReadable past deadline: %v", err)
+	}
+	b.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	var h wire.Header
+	if err := b.ReadHeader(&h); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("ReadHeader past deadline: %v", err)
+	}
+	if n := yields.Load(); n != 0 {
+		t.Errorf("waits for the next frame gave the CPU away %d times, want none", n)
+	}
+
+	// A sleeping Poll wakes for a frame.
+	b.SetReadDeadline(time.Time{})
+	b.SetPollDeadline(time.Now().Add(time.Minute))
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		a.WriteFrame(&wire.Header{Kind: wire.KindData, MsgLen: 3}, []byte{1, 2, 3})
+	}()
+	if err := b.Poll(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.TryReadHeader(&h); !ok || err != nil || h.Len != 3 {
+		t.Fatalf("TryReadHeader: %v %v %+v", ok, err, h)
+	}
+	if err := b.ReadPayload(make([]byte, 3)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A payload that comes after its header spins, yielding, first.
+	go func() {
+		hb := make([]byte, wire.HeaderSize)
+		(&wire.Header{Kind: wire.KindData, MsgLen: 8, Len: 8}).Encode(hb)
+		a.put(hb, true)
+		time.Sleep(10 * time.Millisecond)
+		a.put(make([]byte, 8), false)
+	}()
+	if err := b.Poll(); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.TryReadHeader(&h); !ok || err != nil || h.Len != 8 {
+		t.Fatalf("TryReadHeader: %v %v %+v", ok, err, h)
+	}
+	if err := b.ReadPayload(make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if yields.Load() == 0 {
+		t.Error("the rest of a frame was waited for without a yield")
 	}
 }
 

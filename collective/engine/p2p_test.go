@@ -1,0 +1,140 @@
+//go:build linux
+
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/collective/transport/inproc"
+)
+
+// quietTimeout is the silence limit of the quiet-peer tests: short, so
+// that a sender several times slower than it costs the test little.
+const quietTimeout = 150 * time.Millisecond
+
+// pairs are the two-rank worlds the quiet-peer tests run on, each with
+// rank 0's configuration and rank 1's: in process (the reader goroutine
+// delivers), shared memory (the waiting goroutine polls the link), and
+// shared memory with the oversubscribed host's policy (it yields the CPU
+// while it polls).
+var pairs = []struct {
+	name string
+	make func(testing.TB, [2]config) [2]*conn
+}{
+	{"inproc", inprocPairOf},
+	{"shm", shmPairOf},
+	{"shm-yield", func(t testing.TB, cfgs [2]config) [2]*conn {
+		for r := range cfgs {
+			cfgs[r].spin, cfgs[r].yield = spinFor("auto", 1<<20)
+		}
+		return shmPairOf(t, cfgs)
+	}},
+}
+
+// inprocPairOf is two ranks over the in-process transport, each with its
+// own configuration.
+func inprocPairOf(t testing.TB, cfgs [2]config) [2]*conn {
+	var out [2]*conn
+	for r, tr := range inproc.New(2) {
+		out[r] = newWorld(newEndpoint(tr, cfgs[r]))
+	}
+	t.Cleanup(func() { out[0].Close(); out[1].Close() })
+	return out
+}
+
+func sendCall(v uint64) *driver.Call {
+	b := binary.LittleEndian.AppendUint64(nil, v)
+	return &driver.Call{Kind: driver.Send, DType: driver.Int64, Count: 1, Send: b, Peer: 1}
+}
+
+func recvCall() *driver.Call {
+	return &driver.Call{Kind: driver.Recv, DType: driver.Int64, Count: 1, Recv: make([]byte, 8), Peer: 0}
+}
+
+// TestRecvQuietPeer: a point-to-point receive waits for its message while
+// the sender is alive, however long it has nothing to send (a parameter
+// server's receive loop from a worker whose keys live elsewhere waits for
+// the whole job): blocking or posted, it gets the message that comes after
+// several silence limits. The sender's heartbeats say it is alive.
+func TestRecvQuietPeer(t *testing.T) {
+	for _, pr := range pairs {
+		t.Run(pr.name, func(t *testing.T) {
+			cfg := testConfig(t, quietTimeout)
+			cfg.spin, cfg.yield = spinFor("auto", 2)
+			cs := pr.make(t, [2]config{cfg, cfg})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			errs := both(cs, func(r int, c *conn) error {
+				if r == 0 {
+					for v := range uint64(2) {
+						time.Sleep(4 * quietTimeout)
+						if err := c.Run(ctx, sendCall(v+7)); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				a := recvCall()
+				if err := c.Run(ctx, a); err != nil {
+					return err
+				}
+				if v := binary.LittleEndian.Uint64(a.Recv); v != 7 {
+					t.Errorf("blocking receive got %d, want 7", v)
+				}
+				a = recvCall()
+				pend, err := c.Start(a)
+				if err != nil {
+					return err
+				}
+				if err := pend.Wait(ctx); err != nil {
+					return err
+				}
+				if v := binary.LittleEndian.Uint64(a.Recv); v != 8 {
+					t.Errorf("posted receive got %d, want 8", v)
+				}
+				return nil
+			})
+			for r, err := range errs {
+				if err != nil {
+					t.Errorf("rank %d: %v", r, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRecvStoppedPeer: a sender that stops (no frames, no heartbeats: rank
+// 0 runs without a silence limit, so it sends none) still fails a
+// receive from it, blamed by name, once the link has been silent for the
+// limit.
+func TestRecvStoppedPeer(t *testing.T) {
+	for _, pr := range pairs {
+		t.Run(pr.name, func(t *testing.T) {
+			quiet := testConfig(t, 0)
+			cfg := testConfig(t, quietTimeout)
+			quiet.spin, quiet.yield = spinFor("auto", 2)
+			cfg.spin, cfg.yield = quiet.spin, quiet.yield
+			cs := pr.make(t, [2]config{quiet, cfg})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for _, posted := range []bool{false, true} {
+				var err error
+				if !posted {
+					err = cs[1].Run(ctx, recvCall())
+				} else if pend, serr := cs[1].Start(recvCall()); serr != nil {
+					err = serr
+				} else {
+					err = pend.Wait(ctx)
+				}
+				if !errors.Is(err, driver.ErrTimeout) || driver.Culprit(err) != 0 {
+					t.Errorf("posted=%v: %v (culprit %d), want a timeout blaming rank 0", posted, err, driver.Culprit(err))
+				}
+			}
+		})
+	}
+}
