@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
-	"unsafe"
 )
 
 // ISA is an instruction-set level of the native kernels. The values match
@@ -132,7 +131,7 @@ func checkApply(typ, op uint8, dst, a, b []byte) error {
 	if len(dst)%sizes[typ] != 0 {
 		return errors.New("csrc: length is not a multiple of the element size")
 	}
-	if partialOverlap(dst, a) || partialOverlap(dst, b) {
+	if PartialOverlap(dst, a) || PartialOverlap(dst, b) {
 		return errors.New("csrc: dst overlaps an input without being the same slice")
 	}
 	return nil
@@ -157,15 +156,6 @@ func unsupported(isa ISA) error {
 		return ErrNotBuilt
 	}
 	return fmt.Errorf("csrc: level %s is not supported by this CPU (best: %s): %w", isa, best, ErrNotBuilt)
-}
-
-func partialOverlap(x, y []byte) bool {
-	if len(x) == 0 {
-		return false
-	}
-	px := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
-	py := uintptr(unsafe.Pointer(unsafe.SliceData(y)))
-	return px != py && px < py+uintptr(len(y)) && py < px+uintptr(len(x))
 }
 
 // Apply computes dst[i] = a[i] op b[i] with the kernels of Current(); see

@@ -1,9 +1,6 @@
 package csrc
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "fmt"
 
 func checkSGD(w, g, v, live, est []float32) error {
 	n := len(w)
@@ -15,18 +12,10 @@ func checkSGD(w, g, v, live, est []float32) error {
 	all := [][]float32{w, g, v, live, est}
 	for _, i := range []int{0, 2, 3} { // w, v, live
 		for j, b := range all {
-			if j != i && overlap(all[i], b) {
+			if j != i && Overlap(all[i], b) {
 				return fmt.Errorf("csrc: sgd: vector %d of (w, g, v, live, est) overlaps vector %d", i, j)
 			}
 		}
 	}
 	return nil
-}
-
-func overlap(a, b []float32) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
-	return pa < pb+4*uintptr(len(b)) && pb < pa+4*uintptr(len(a))
 }

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/csrc"
 	"github.com/weft-hpc/weft/internal/launch"
 	"github.com/weft-hpc/weft/internal/reduce"
 )
@@ -565,7 +566,7 @@ func (c *conn) run(a *driver.Call) error {
 			if a.Kind == driver.ScatterV {
 				off = int(displ[c.rank]) * a.DType.Size()
 			}
-			if in = at(a.Recv, a.Send, off); !in && overlap(a.Send, a.Recv) {
+			if in = at(a.Recv, a.Send, off); !in && csrc.Overlap(a.Send, a.Recv) {
 				s = addr(append([]byte(nil), a.Send...))
 			}
 		}
@@ -995,14 +996,6 @@ func addr(b []byte) unsafe.Pointer {
 	return unsafe.Pointer(unsafe.SliceData(b))
 }
 
-func overlap(a, b []byte) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	pa, pb := uintptr(addr(a)), uintptr(addr(b))
-	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
-}
-
 // at reports whether a starts at byte off of b.
 func at(a, b []byte, off int) bool {
 	return len(a) > 0 && len(b) > 0 && uintptr(addr(a)) == uintptr(addr(b))+uintptr(off)
@@ -1012,7 +1005,7 @@ func at(a, b []byte, off int) bool {
 // overlaps recv other than in one of the in-place layouts (MPI forbids
 // aliased buffers).
 func sendOf(send, recv []byte) []byte {
-	if overlap(send, recv) {
+	if csrc.Overlap(send, recv) {
 		return append([]byte(nil), send...)
 	}
 	return send
