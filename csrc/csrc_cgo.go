@@ -3,7 +3,7 @@
 package csrc
 
 /*
-#cgo CFLAGS: -O3 -Wall
+#cgo CFLAGS: -O3 -Wall -I${SRCDIR}/include
 #cgo noescape weft_apply
 #cgo nocallback weft_apply
 #cgo noescape weft_scale
@@ -16,6 +16,8 @@ import (
 	"errors"
 	"strconv"
 	"unsafe"
+
+	_ "github.com/weft-hpc/weft/csrc/include" // the headers of -I${SRCDIR}/include
 )
 
 var best = ISA(C.weft_isa_best())

@@ -19,3 +19,6 @@ func (isa ISA) Scale(typ uint8, dst []byte, n int) error {
 	}
 	return ErrNotBuilt
 }
+
+// CABI returns nil, nil: this build compiles no C.
+func CABI() (types, ops []int) { return nil, nil }

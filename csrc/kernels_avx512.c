@@ -239,14 +239,14 @@ LOOP2(k_u8_prod, 1, u8_prod)
 LOOP2(k_u8_min, 1, u8_min)
 LOOP2(k_u8_max, 1, u8_max)
 
-const weft_apply_fn weft_avx512_apply[WEFT_NTYPES][WEFT_NOPS] = {
-	[WEFT_F32] = {k_f32_sum, k_f32_prod, k_f32_min, k_f32_max},
-	[WEFT_F64] = {k_f64_sum, k_f64_prod, k_f64_min, k_f64_max},
-	[WEFT_F16] = {k_f16_sum, k_f16_prod, k_f16_min, k_f16_max},
-	[WEFT_BF16] = {k_bf16_sum, k_bf16_prod, k_bf16_min, k_bf16_max},
-	[WEFT_I32] = {k_i32_sum, k_i32_prod, k_i32_min, k_i32_max},
-	[WEFT_I64] = {k_i64_sum, k_i64_prod, k_i64_min, k_i64_max},
-	[WEFT_U8] = {k_u8_sum, k_u8_prod, k_u8_min, k_u8_max},
+const weft_apply_fn weft_avx512_apply[WEFT_NTYPES][WEFT_NKERNELS] = {
+	[WEFT_T_F32] = {k_f32_sum, k_f32_prod, k_f32_min, k_f32_max},
+	[WEFT_T_F64] = {k_f64_sum, k_f64_prod, k_f64_min, k_f64_max},
+	[WEFT_T_F16] = {k_f16_sum, k_f16_prod, k_f16_min, k_f16_max},
+	[WEFT_T_BF16] = {k_bf16_sum, k_bf16_prod, k_bf16_min, k_bf16_max},
+	[WEFT_T_I32] = {k_i32_sum, k_i32_prod, k_i32_min, k_i32_max},
+	[WEFT_T_I64] = {k_i64_sum, k_i64_prod, k_i64_min, k_i64_max},
+	[WEFT_T_U8] = {k_u8_sum, k_u8_prod, k_u8_min, k_u8_max},
 };
 
 // --- Scale: d = d * (1/div) for a power of two, d = d / div otherwise ---
@@ -345,8 +345,8 @@ static T512 void k_f64_scale(uint8_t *d, size_t n, uint32_t div, size_t stream_m
 }
 
 const weft_scale_fn weft_avx512_scale[WEFT_NTYPES] = {
-	[WEFT_F32] = k_f32_scale,
-	[WEFT_F64] = k_f64_scale,
-	[WEFT_F16] = k_f16_scale,
-	[WEFT_BF16] = k_bf16_scale,
+	[WEFT_T_F32] = k_f32_scale,
+	[WEFT_T_F64] = k_f64_scale,
+	[WEFT_T_F16] = k_f16_scale,
+	[WEFT_T_BF16] = k_bf16_scale,
 };

@@ -50,14 +50,14 @@ GEN2(u8_prod, uint8_t, (unsigned)x * (unsigned)y)
 GEN2(u8_min, uint8_t, x < y ? x : y)
 GEN2(u8_max, uint8_t, x > y ? x : y)
 
-const weft_apply_fn weft_generic_apply[WEFT_NTYPES][WEFT_NOPS] = {
-	[WEFT_F32] = {f32_sum, f32_prod, f32_min, f32_max},
-	[WEFT_F64] = {f64_sum, f64_prod, f64_min, f64_max},
-	[WEFT_F16] = {f16_sum, f16_prod, f16_min, f16_max},
-	[WEFT_BF16] = {bf16_sum, bf16_prod, bf16_min, bf16_max},
-	[WEFT_I32] = {i32_sum, i32_prod, i32_min, i32_max},
-	[WEFT_I64] = {i64_sum, i64_prod, i64_min, i64_max},
-	[WEFT_U8] = {u8_sum, u8_prod, u8_min, u8_max},
+const weft_apply_fn weft_generic_apply[WEFT_NTYPES][WEFT_NKERNELS] = {
+	[WEFT_T_F32] = {f32_sum, f32_prod, f32_min, f32_max},
+	[WEFT_T_F64] = {f64_sum, f64_prod, f64_min, f64_max},
+	[WEFT_T_F16] = {f16_sum, f16_prod, f16_min, f16_max},
+	[WEFT_T_BF16] = {bf16_sum, bf16_prod, bf16_min, bf16_max},
+	[WEFT_T_I32] = {i32_sum, i32_prod, i32_min, i32_max},
+	[WEFT_T_I64] = {i64_sum, i64_prod, i64_min, i64_max},
+	[WEFT_T_U8] = {u8_sum, u8_prod, u8_min, u8_max},
 };
 
 // Scale: a power of two multiplies by its (exact) reciprocal, anything else
@@ -83,10 +83,10 @@ GEN1(f16_scale, uint16_t, float, f16_to_f32, f32_to_f16)
 GEN1(bf16_scale, uint16_t, float, bf16_to_f32, f32_to_bf16)
 
 const weft_scale_fn weft_generic_scale[WEFT_NTYPES] = {
-	[WEFT_F32] = f32_scale,
-	[WEFT_F64] = f64_scale,
-	[WEFT_F16] = f16_scale,
-	[WEFT_BF16] = bf16_scale,
+	[WEFT_T_F32] = f32_scale,
+	[WEFT_T_F64] = f64_scale,
+	[WEFT_T_F16] = f16_scale,
+	[WEFT_T_BF16] = bf16_scale,
 };
 
 // --- dispatch ---
@@ -128,9 +128,9 @@ static int isa_ok(int isa) {
 int weft_apply(int isa, int type, int op, void *d, const void *a, const void *b, size_t n, size_t stream_min) {
 	if (type <= 0 || type >= WEFT_NTYPES)
 		return WEFT_EBADTYPE;
-	if (op == WEFT_AVG)
-		op = WEFT_SUM;
-	if (op < 0 || op >= WEFT_NOPS)
+	if (op == WEFT_OP_AVG)
+		op = WEFT_OP_SUM;
+	if (op < 0 || op >= WEFT_NKERNELS)
 		return WEFT_EBADOP;
 	if (!isa_ok(isa))
 		return WEFT_EISA;
@@ -142,7 +142,7 @@ int weft_apply(int isa, int type, int op, void *d, const void *a, const void *b,
 }
 
 int weft_scale(int isa, int type, void *d, size_t n, uint32_t div, size_t stream_min) {
-	if (type < WEFT_F32 || type > WEFT_BF16)
+	if (type < WEFT_T_F32 || type > WEFT_T_BF16)
 		return WEFT_EBADTYPE;
 	if (div < 1 || div > (1u << 24))
 		return WEFT_EBADN;

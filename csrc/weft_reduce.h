@@ -11,26 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Element types and operators: the wire values of reduce.Type and reduce.Op.
-enum {
-	WEFT_F32 = 1,
-	WEFT_F64 = 2,
-	WEFT_F16 = 3,
-	WEFT_BF16 = 4,
-	WEFT_I32 = 5,
-	WEFT_I64 = 6,
-	WEFT_U8 = 7,
-	WEFT_NTYPES = 8,
-};
+#include "weft_types.h"
 
-enum {
-	WEFT_SUM = 0,
-	WEFT_PROD = 1,
-	WEFT_MIN = 2,
-	WEFT_MAX = 3,
-	WEFT_AVG = 4,
-	WEFT_NOPS = 4, // kernels per type: Avg runs Sum
-};
+// Kernels per type, indexed by WEFT_OP_*: Avg runs Sum.
+enum { WEFT_NKERNELS = WEFT_OP_AVG };
 
 // Instruction-set levels, the values of csrc.ISA.
 enum {
@@ -66,9 +50,9 @@ int weft_scale(int isa, int type, void *d, size_t n, uint32_t div, size_t stream
 typedef void (*weft_apply_fn)(uint8_t *d, const uint8_t *a, const uint8_t *b, size_t n, size_t stream_min);
 typedef void (*weft_scale_fn)(uint8_t *d, size_t n, uint32_t div, size_t stream_min);
 
-extern const weft_apply_fn weft_generic_apply[WEFT_NTYPES][WEFT_NOPS];
-extern const weft_apply_fn weft_avx2_apply[WEFT_NTYPES][WEFT_NOPS];
-extern const weft_apply_fn weft_avx512_apply[WEFT_NTYPES][WEFT_NOPS];
+extern const weft_apply_fn weft_generic_apply[WEFT_NTYPES][WEFT_NKERNELS];
+extern const weft_apply_fn weft_avx2_apply[WEFT_NTYPES][WEFT_NKERNELS];
+extern const weft_apply_fn weft_avx512_apply[WEFT_NTYPES][WEFT_NKERNELS];
 extern const weft_scale_fn weft_generic_scale[WEFT_NTYPES];
 extern const weft_scale_fn weft_avx2_scale[WEFT_NTYPES];
 extern const weft_scale_fn weft_avx512_scale[WEFT_NTYPES];

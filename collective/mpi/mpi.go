@@ -271,7 +271,7 @@ func agreeSettings(comm C.MPI_Comm, set settings) error {
 	}
 	all := make([]int64, size)
 	mine := []int64{int64(set.check)}
-	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), 1, C.WEFT_I64, 0, comm); rc != 0 {
+	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), 1, C.WEFT_T_I64, 0, comm); rc != 0 {
 		return failure("MPI_Allgather of WEFT_CHECK", rc)
 	}
 	world, err := worldRanks(comm, size)
@@ -455,14 +455,14 @@ func (c *conn) agree(s sig) error {
 	h := s.hash()
 	*c.agreed = [2]int64{h, -h}
 	p := unsafe.Pointer(c.agreed)
-	if rc := C.weft_allreduce(p, p, 2, C.WEFT_I64, C.WEFT_MAX, 1, c.comm); rc != 0 {
+	if rc := C.weft_allreduce(p, p, 2, C.WEFT_T_I64, C.WEFT_OP_MAX, 1, c.comm); rc != 0 {
 		return failure("MPI_Allreduce of the call's signature (WEFT_CHECK)", rc)
 	}
 	if c.agreed[0] == -c.agreed[1] {
 		return nil
 	}
 	mine, all := s.words(), make([]int64, sigWords*c.size)
-	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), sigWords, C.WEFT_I64, 0, c.comm); rc != 0 {
+	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), sigWords, C.WEFT_T_I64, 0, c.comm); rc != 0 {
 		return failure("MPI_Allgather of the calls' signatures (WEFT_CHECK)", rc)
 	}
 	sigs := make([]sig, c.size)
@@ -1026,19 +1026,19 @@ func cints(counts []int) (cnt, displ []C.int) {
 func ctype(dt driver.DType) C.int {
 	switch dt {
 	case driver.Float32:
-		return C.WEFT_F32
+		return C.WEFT_T_F32
 	case driver.Float64:
-		return C.WEFT_F64
+		return C.WEFT_T_F64
 	case driver.Float16:
-		return C.WEFT_F16
+		return C.WEFT_T_F16
 	case driver.BFloat16:
-		return C.WEFT_BF16
+		return C.WEFT_T_BF16
 	case driver.Int32:
-		return C.WEFT_I32
+		return C.WEFT_T_I32
 	case driver.Int64:
-		return C.WEFT_I64
+		return C.WEFT_T_I64
 	case driver.Uint8:
-		return C.WEFT_U8
+		return C.WEFT_T_U8
 	}
 	return 0 // Barrier: no type
 }
@@ -1046,15 +1046,15 @@ func ctype(dt driver.DType) C.int {
 func cop(o driver.Op) C.int {
 	switch o {
 	case driver.Prod:
-		return C.WEFT_PROD
+		return C.WEFT_OP_PROD
 	case driver.Min:
-		return C.WEFT_MIN
+		return C.WEFT_OP_MIN
 	case driver.Max:
-		return C.WEFT_MAX
+		return C.WEFT_OP_MAX
 	case driver.Avg:
-		return C.WEFT_AVG
+		return C.WEFT_OP_AVG
 	}
-	return C.WEFT_SUM
+	return C.WEFT_OP_SUM
 }
 
 func flag(b bool) C.int {

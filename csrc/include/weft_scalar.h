@@ -1,6 +1,8 @@
 // Scalar operations with exactly the bits of the Go code: the ports of
 // internal/half's conversions and of the Go compiler's float min and max.
-// Only kernels_generic.c includes this file.
+// csrc/reduce's portable kernels (kernels_generic.c) and collective/mpi's
+// user-defined operations (weft_mpi.c) include this file, so the two
+// cannot drift apart.
 
 #ifndef WEFT_SCALAR_H
 #define WEFT_SCALAR_H
