@@ -16,7 +16,7 @@ import (
 // accepted; buffers aligned to the element size (every typed Go slice, and
 // any offset that is a multiple of the size into one) take the fast path,
 // others go through a small aligned copy. Buffers above a per-type size run
-// the native kernels of package csrc where they are built, with the same
+// the native kernels of package csrc/reduce where they are built, with the same
 // bits (see "Native kernels" in the package doc).
 //
 // Apply panics with a "reduce: ..." message on an invalid Type or Op, Avg on
