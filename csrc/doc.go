@@ -1,103 +1,74 @@
-// Package csrc holds Weft's native code: vectorised C implementations of
-// the elementwise reduction kernels of internal/reduce (dst = a op b, and
-// the final division of Avg), behind thin cgo wrappers.
+// Package csrc is the home of Weft's native code: C kernels for the CPU
+// hot loops, in one package per consumer below this folder, and here what
+// those packages share.
 //
-// The kernels decide the large-message speed of an allreduce on one host.
-// The Go loops in internal/reduce reach 20-85% of a memory copy's bandwidth
-// for float32 (less in cache, and less for Min and Max) and 3-20% for
-// float16 and bfloat16, which they widen and round one element at a time.
-// These kernels use AVX-512, or AVX2 with F16C, and run at or above the
-// copy's bandwidth for the plain types (streaming stores let large buffers
-// beat the runtime's copy) and at 65-100% of it for the 16-bit floats,
-// which in cache are bound by the conversions (BenchmarkNative in
-// internal/reduce).
+// # Layout
 //
-// # Why hand-written C
+//   - include: the C headers that more than one package compiles with:
+//     weft_types.h, the element types and reductions of the C ABI
+//     (collective/driver's DType and Op numbers, defined once);
+//     weft_isa.h, the instruction-set levels and the CPU check;
+//     weft_scalar.h, scalar float16 and bfloat16 conversions and min and
+//     max with the bits of the Go code.
+//   - reduce: the elementwise reduction kernels of internal/reduce.
+//   - nn: im2col, col2im, max pooling, ReLU and the fused SGD pass of
+//     package nn.
+//   - spgnn: the fused SP-GNN aggregation of gnn/spgnn.
+//   - internal/race: reports what C reads and writes to the race detector.
+//   - this package: the instruction-set levels every kernel runs at (ISA,
+//     Best, Current, SetISA), Available and ErrNotBuilt, the overlap check
+//     for buffers handed to C (Overlap, PartialOverlap), and CABI.
 //
-// No maintained Go SIMD library fits. Go 1.26's simd/archsimd exists only
-// under GOEXPERIMENT=simd, a build-wide flag, without the compatibility
-// promise, and has no float16 conversions; gonum's assembly kernels are
-// internal to gonum and cover float32 and float64 arithmetic only, without
-// Go's min and max rules or integer and 16-bit types. Go assembly by hand
-// would be 36 hand-allocated kernels per level (28 for Apply, 8 for
-// Scale); C intrinsics let the compiler schedule and allocate, and the cgo
-// call (about 65 ns here) is repaid from 128 bytes (16-bit floats) to 4 KiB
-// (float64 and int64 sums) up, below the chunk sizes the collectives pass.
+// # Why this shape
 //
-// # Bits
+// Each consumer imports its own kernels and no one else's, and every
+// import runs down: internal/reduce, nn and gnn/spgnn import a package
+// here, and nothing here imports a Weft package outside csrc. The Go side
+// of the numbering, collective/driver, sits above; internal/reduce's
+// TestCABI checks it against the C side through CABI. What more than one
+// package needs is written once: the C in include (collective/mpi's
+// shims compile against it too), the Go here. A package that compiles
+// against include names it in its cgo flags (-I${SRCDIR}/.../include) and
+// imports package include beside them, so the dependency shows. Each
+// package below is named after its consumer, which imports it as c<name>
+// (creduce, cnn, cspgnn) to keep the two apart.
 //
-// Every kernel returns exactly the bits of the Go kernels, which define
-// them (internal/reduce's doc): IEEE 754 float32 and float64 arithmetic
-// without fused operations; the Go compiler's min and max sequence
-// (NaN if either operand is, -0 below +0); two's-complement wraparound;
-// float16 and bfloat16 widened to float32 and rounded back to nearest even
-// after every operation. float16 uses F16C's VCVTPH2PS and VCVTPS2PH, which
-// match internal/half bit for bit; bfloat16 rounds with integer arithmetic,
-// because AVX512-BF16's VCVTNEPS2BF16 flushes float32 subnormals. The one
-// freedom is the one internal/reduce leaves: when Sum or Prod combines two
-// NaNs, which of the two comes out follows the operand order the compiler
-// chose, in Go as in C. internal/reduce's TestNativeEqualsGo and
-// FuzzNativeEqualsGo check all of this against the Go kernels at every
-// level.
-//
-// # Build
-//
-// The C sources build with cgo on amd64 using the default compiler flags
-// plus -O3: each SIMD function carries its own target attribute, so the
-// package needs no -mavx flags and runs on any x86-64. It is tested with
-// gcc 12 and clang 14 (CC=clang); any C compiler with the AVX-512
-// intrinsics and __builtin_cpu_supports should do. With CGO_ENABLED=0 or on another architecture
-// the stub builds instead: Available is false, every call returns
-// ErrNotBuilt, and internal/reduce runs its Go loops.
-//
-// # Dispatch
+// # Levels
 //
 // At start the package asks the CPU (and, through XCR0, the OS) for the
 // highest level it supports: AVX512 (AVX-512 F, BW, DQ and VL), AVX2 (AVX2
-// and F16C), or Generic (portable C). Apply and Scale use that level;
-// SetISA picks a lower one for tests and benchmarks, and ISA.Apply calls
-// one level directly. Destinations of DefaultStreamMin bytes or more whose
-// address is a multiple of the element size are written with
-// non-temporal stores (SetStreamMin changes the threshold).
+// and F16C), or Generic (portable C). The kernels run at Current, which is
+// Best unless SetISA chose a lower level for tests and benchmarks;
+// csrc/reduce's ApplyAt and ScaleAt run one level directly. The reductions
+// have all three levels; the nn kernels an AVX-512 version and portable C
+// (AVX2-only CPUs run the portable C); the SP-GNN aggregation is plain C
+// the compiler vectorises.
 //
-// internal/reduce decides when to call this package: for buffers from a
-// per-type and per-op threshold up (128 bytes for the 16-bit floats, up to
-// 4 KiB for float64 and int64 sums), below which the Go loops are faster
-// than the cgo transition.
+// # Bits
 //
-// # SP-GNN aggregation
+// Every kernel returns exactly the bits of its consumer's Go loops, which
+// define them and still run without cgo; each package's doc says how, and
+// its tests (and its consumer's) compare the two at every level.
 //
-// SPAggregate and SPAggregateBackward (spgnn.c, weft_spgnn.h) are the fused
-// hot path of gnn/spgnn's layer: z[d] = self*x[d] + sum_e w[e]*x[idx[e]]
-// over each destination's neighbour list in one pass, and its transpose.
-// They are plain C (the compiler vectorises the row loops), add edges in
-// order and never fuse a multiply with an add (fp-contract off), so they
-// return the bits of gnn/spgnn's Go reference. The wrappers check every
-// index in Go first (O(edges)) and report the accesses to the race
-// detector; without cgo they return ErrNotBuilt and gnn/spgnn runs its Go
-// loop.
+// # Build
 //
-// # Convolution helpers and the SGD pass
-//
-// Im2Col, Col2Im, MaxPool, MaxPoolBackward, ReLU and ReLUBackward (conv.c,
-// weft_conv.h) are the non-gemm parts of nn's Conv2D, MaxPool and ReLU,
-// which were about 60% of a Fashion-MNIST CNN step as Go loops; SGD
-// (sgd.c, weft_sgd.h) is nn.SGD's update pass, with SAPipe's delay
-// compensation and weight prediction fused into it (the Go loop was
-// compute-bound at twice a plain step). Each has an AVX-512 version and a
-// portable C one, chosen by Current like the reductions (AVX2-only CPUs
-// run the portable C), and returns exactly the bits of nn's Go loops,
-// which still run without cgo: conv_test.go and sgd_test.go check every
-// level against references on random geometries, NaN, -0 and ties. The
-// wrappers check geometry and lengths in Go first and return an error
-// rather than let C read out of bounds.
+// The C builds with cgo on amd64 with -O3 -Wall: each SIMD function
+// carries its own target attribute, so no package needs -mavx flags and
+// the code runs on any x86-64. It is tested with gcc 12 and clang 14
+// (CC=clang); any C compiler with the AVX-512 intrinsics and
+// __builtin_cpu_supports should do. With CGO_ENABLED=0 or on another
+// architecture the stubs build instead: Available is false, every kernel
+// checks its arguments and returns ErrNotBuilt, and the consumers run
+// their Go loops. The go command's build cache does not see edits to
+// headers outside a package's own folder (go.dev/issue/24355): after
+// editing one in include, rebuild with -a.
 //
 // # Concurrency
 //
 // The kernels keep no state and may run concurrently on disjoint buffers;
 // each call blocks its goroutine (and OS thread) until done and keeps no
-// reference to the buffers. SetISA and SetStreamMin are atomic and may be
-// called at any time; calls in flight keep the settings they started
-// with. Under the race detector the wrappers report the C reads and writes
-// of each call, so races on reduction buffers are still found.
+// reference to the buffers. SetISA is atomic and may be called at any
+// time; calls in flight keep the level they started with. Under the race
+// detector the wrappers report the C reads and writes of each call, so
+// races on the buffers are still found.
 package csrc

@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/weft-hpc/weft/csrc"
+	cnn "github.com/weft-hpc/weft/csrc/nn"
 )
 
 // ReLU is max(x, 0), elementwise.
@@ -24,7 +24,7 @@ func (*ReLU) Init(w []float32, _ *rand.Rand) {}
 func (r *ReLU) Forward(x *Tensor, train bool) *Tensor {
 	y := r.y.Resize(x.Shape...)
 	yd := y.Data[:len(x.Data)]
-	if native && csrc.ReLU(x.Data, yd) == nil {
+	if native && cnn.ReLU(x.Data, yd) == nil {
 		return y
 	}
 	for i, v := range x.Data {
@@ -40,7 +40,7 @@ func (r *ReLU) Backward(dy *Tensor, needDx bool) *Tensor {
 	dx := r.dx.Resize(dy.Shape...)
 	y := r.y.Data[:len(dy.Data)]
 	dxd := dx.Data[:len(dy.Data)]
-	if native && csrc.ReLUBackward(y, dy.Data, dxd) == nil {
+	if native && cnn.ReLUBackward(y, dy.Data, dxd) == nil {
 		return dx
 	}
 	for i, g := range dy.Data {

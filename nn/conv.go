@@ -6,10 +6,11 @@ import (
 	"math/rand/v2"
 
 	"github.com/weft-hpc/weft/csrc"
+	cnn "github.com/weft-hpc/weft/csrc/nn"
 )
 
 // native says whether the loops around the sgemms (im2col, col2im, max
-// pooling, ReLU) run csrc's C kernels, which give the Go loops' bits; tests
+// pooling, ReLU) run csrc/nn's C kernels, which give the Go loops' bits; tests
 // turn it off to compare the two.
 var native = csrc.Available()
 
@@ -106,15 +107,15 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-func (c *Conv2D) geom(h, w int) csrc.ConvGeom {
-	return csrc.ConvGeom{C: c.InC, H: h, W: w, K: c.K, Stride: c.Stride, Pad: c.Pad, OH: c.oh, OW: c.ow}
+func (c *Conv2D) geom(h, w int) cnn.ConvGeom {
+	return cnn.ConvGeom{C: c.InC, H: h, W: w, K: c.K, Stride: c.Stride, Pad: c.Pad, OH: c.oh, OW: c.ow}
 }
 
 // sampleCol writes sample n's patch matrix into c.col.
 func (c *Conv2D) sampleCol(n, h, w int) {
 	in := c.InC * h * w
 	x := c.x[n*in : (n+1)*in]
-	if !native || csrc.Im2Col(x, 1, c.geom(h, w), c.col) != nil {
+	if !native || cnn.Im2Col(x, 1, c.geom(h, w), c.col) != nil {
 		c.im2col(x, h, w, c.col)
 	}
 }
@@ -145,7 +146,7 @@ func (c *Conv2D) Backward(dy *Tensor, needDx bool) *Tensor {
 		if needDx {
 			Gemm(true, false, kk, hw, c.OutC, 1, c.w, kk, dyn, hw, 0, c.dcol, hw)
 			dxn := dx.Data[n*in : (n+1)*in]
-			if !native || csrc.Col2Im(c.dcol, g, dxn) != nil {
+			if !native || cnn.Col2Im(c.dcol, g, dxn) != nil {
 				c.col2im(c.dcol, h, w, dxn)
 			}
 		}
@@ -282,7 +283,7 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 	} else {
 		p.arg = p.arg[:n]
 	}
-	if native && csrc.MaxPool(x.Data, p.geom(), y.Data, p.arg) == nil {
+	if native && cnn.MaxPool(x.Data, p.geom(), y.Data, p.arg) == nil {
 		return y
 	}
 	o := 0
@@ -344,12 +345,12 @@ func (p *MaxPool) forward22(x []float32, planes, h, w, oh, ow int, y []float32) 
 }
 
 // geom is the last Forward's geometry.
-func (p *MaxPool) geom() csrc.PoolGeom {
+func (p *MaxPool) geom() cnn.PoolGeom {
 	s := p.inShape
 	if len(s) != 4 {
-		return csrc.PoolGeom{} // no Forward yet: not a geometry, csrc refuses it
+		return cnn.PoolGeom{} // no Forward yet: not a geometry, csrc refuses it
 	}
-	return csrc.PoolGeom{Planes: s[0] * s[1], H: s[2], W: s[3], K: p.K, Stride: p.Stride,
+	return cnn.PoolGeom{Planes: s[0] * s[1], H: s[2], W: s[3], K: p.K, Stride: p.Stride,
 		OH: (s[2]-p.K)/p.Stride + 1, OW: (s[3]-p.K)/p.Stride + 1}
 }
 
@@ -358,7 +359,7 @@ func (p *MaxPool) Backward(dy *Tensor, needDx bool) *Tensor {
 		return nil
 	}
 	dx := p.dx.Resize(p.inShape...)
-	if native && csrc.MaxPoolBackward(dy.Data, p.arg, p.geom(), dx.Data) == nil {
+	if native && cnn.MaxPoolBackward(dy.Data, p.arg, p.geom(), dx.Data) == nil {
 		return dx
 	}
 	clear(dx.Data)

@@ -84,7 +84,7 @@ func TestMaxPool22MatchesGeneral(t *testing.T) {
 }
 
 // TestNativeMatchesGo runs Conv2D, ReLU and MaxPool forward and backward
-// with csrc's kernels and with the Go loops and wants the same bits.
+// with csrc/nn's kernels and with the Go loops and wants the same bits.
 func TestNativeMatchesGo(t *testing.T) {
 	if !native {
 		t.Skip("built without cgo on amd64: no C kernels to compare")

@@ -10,7 +10,7 @@
 // With cgo, Gemm runs OpenBLAS's cblas_sgemm (found with pkg-config
 // openblas), and on amd64 the loops around it (im2col, col2im, max
 // pooling, ReLU) and SGD's pass (dw from its momentum, compensation not
-// Adaptive) run csrc's C kernels (AVX-512 where the CPU has it). Both return the bits of the pure-Go code that runs without
+// Adaptive) run csrc/nn's C kernels (AVX-512 where the CPU has it). Both return the bits of the pure-Go code that runs without
 // cgo: the C loops round every operation as the Go ones do
 // (TestNativeMatchesGo and TestSGDNativeMatchesGo compare them), and
 // GoGemm is the reference OpenBLAS is tested against within a tolerance

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/weft-hpc/weft/csrc"
+	cnn "github.com/weft-hpc/weft/csrc/nn"
 )
 
 // DeltaFromState is implemented by optimizers that can tell their last
@@ -112,10 +112,10 @@ func (o *SGD) Apply(u *Update, lo, hi int) {
 	if u.Live != nil {
 		live, est = u.Live[lo:hi][:len(w)], u.Estimate[lo:hi][:len(w)]
 	}
-	// The hot cases: in C when it is built in (csrc.SGD, vectorised, the
+	// The hot cases: in C when it is built in (csrc/nn's SGD, vectorised, the
 	// same bits), else in Go without branches or bounds checks in the
 	// loop; the general loop covers the rest.
-	if native && stale == nil && (lam == 0 || !u.Adaptive) && csrc.SGD(w, g, v, live, est, lr, mu, lam) == nil {
+	if native && stale == nil && (lam == 0 || !u.Adaptive) && cnn.SGD(w, g, v, live, est, lr, mu, lam) == nil {
 		return
 	}
 	switch {

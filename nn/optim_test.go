@@ -128,7 +128,7 @@ func TestDelayCompensationFromState(t *testing.T) {
 
 // TestSGDNativeMatchesGo runs SGD's hot cases (plain, prediction,
 // compensation from the momentum, both, and the estimate being the
-// gradient itself, as PrevSync makes it) through csrc.SGD and through the
+// gradient itself, as PrevSync makes it) through csrc/nn's SGD and through the
 // Go loops, over odd lengths and a sub-range, and wants the same bits.
 func TestSGDNativeMatchesGo(t *testing.T) {
 	if !native {

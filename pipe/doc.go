@@ -101,7 +101,7 @@
 // the live weights, the estimate); with SGD's dw from the momentum, two
 // (the estimate read, the live weights written): seven streams against a
 // plain step's five. With cgo on amd64, nn.SGD's pass (dw from the
-// momentum, compensation not Adaptive) is csrc.SGD's vectorised loop, with
+// momentum, compensation not Adaptive) is csrc/nn's SGD, a vectorised loop, with
 // the Go loop's bits; it is bound by memory, not arithmetic. The fresh
 // layers pay nothing for prediction. Stats.Update measures the
 // passes.

@@ -9,8 +9,11 @@
 //	Open MPI: apt-get install libopenmpi-dev openmpi-bin    go build -tags mpi
 //	MPICH:    apt-get install libmpich-dev mpich            go build -tags mpi,mpich
 //
-// The C flags come from pkg-config (ompi-c, or mpich). Without the tag the
-// package holds a nil Open and the module builds and vets anywhere. The
+// The C flags come from pkg-config (ompi-c, or mpich); the shims
+// (weft_mpi.c) also compile against csrc/include, for the type and op
+// numbers (weft_types.h) and the scalar float16, bfloat16, min and max of
+// csrc's kernels (weft_scalar.h). Without the tag the package holds a nil
+// Open and the module builds and vets anywhere. The
 // library must grant MPI_THREAD_MULTIPLE (Debian's Open MPI 4.1 and MPICH
 // 4.0 do). Run the program under the matching launcher (mpirun for Open
 // MPI, mpiexec.mpich for MPICH): under the other one every process would

@@ -24,8 +24,9 @@
 // precision: contraction is off (below), and x86-64 and arm64 evaluate
 // float in float.
 
-// The 16-bit conversions and min/max are the ones of csrc (transcriptions
-// of internal/half and internal/reduce), shared so they cannot drift apart.
+// The 16-bit conversions and min/max are those of csrc/include's
+// weft_scalar.h (transcriptions of internal/half and internal/reduce),
+// shared with csrc's kernels so they cannot drift apart.
 static inline uint32_t f2u(float f) { return f32_bits(f); }
 static inline float u2f(uint32_t u) { return f32_from(u); }
 static inline uint64_t d2u(double f) { return f64_bits(f); }
@@ -121,35 +122,35 @@ typedef void (*kernel_fn)(const void *in, void *inout, int n);
 // kernel returns the C kernel of (dt, op), or NULL where MPI's own
 // predefined operation gives Weft's bits.
 static kernel_fn kernel(int dt, int op) {
-	if (op == WEFT_AVG) op = WEFT_SUM;
+	if (op == WEFT_OP_AVG) op = WEFT_OP_SUM;
 	switch (dt) {
-	case WEFT_F16:
+	case WEFT_T_F16:
 		switch (op) {
-		case WEFT_SUM: return k_f16_sum;
-		case WEFT_PROD: return k_f16_prod;
-		case WEFT_MIN: return k_f16_min;
-		case WEFT_MAX: return k_f16_max;
+		case WEFT_OP_SUM: return k_f16_sum;
+		case WEFT_OP_PROD: return k_f16_prod;
+		case WEFT_OP_MIN: return k_f16_min;
+		case WEFT_OP_MAX: return k_f16_max;
 		}
 		break;
-	case WEFT_BF16:
+	case WEFT_T_BF16:
 		switch (op) {
-		case WEFT_SUM: return k_bf16_sum;
-		case WEFT_PROD: return k_bf16_prod;
-		case WEFT_MIN: return k_bf16_min;
-		case WEFT_MAX: return k_bf16_max;
+		case WEFT_OP_SUM: return k_bf16_sum;
+		case WEFT_OP_PROD: return k_bf16_prod;
+		case WEFT_OP_MIN: return k_bf16_min;
+		case WEFT_OP_MAX: return k_bf16_max;
 		}
 		break;
-	case WEFT_F32:
-		if (op == WEFT_MIN) return k_f32_min;
-		if (op == WEFT_MAX) return k_f32_max;
+	case WEFT_T_F32:
+		if (op == WEFT_OP_MIN) return k_f32_min;
+		if (op == WEFT_OP_MAX) return k_f32_max;
 		break;
-	case WEFT_F64:
-		if (op == WEFT_MIN) return k_f64_min;
-		if (op == WEFT_MAX) return k_f64_max;
+	case WEFT_T_F64:
+		if (op == WEFT_OP_MIN) return k_f64_min;
+		if (op == WEFT_OP_MAX) return k_f64_max;
 		break;
-	case WEFT_U8:
-		if (op == WEFT_MIN) return k_u8_min;
-		if (op == WEFT_MAX) return k_u8_max;
+	case WEFT_T_U8:
+		if (op == WEFT_OP_MIN) return k_u8_min;
+		if (op == WEFT_OP_MAX) return k_u8_max;
 		break;
 	}
 	return NULL;
@@ -185,13 +186,13 @@ static const struct {
 	int dt, op;
 	MPI_User_function *fn;
 } user_fns[] = {
-	{WEFT_F16, WEFT_SUM, u_f16_sum}, {WEFT_F16, WEFT_PROD, u_f16_prod},
-	{WEFT_F16, WEFT_MIN, u_f16_min}, {WEFT_F16, WEFT_MAX, u_f16_max},
-	{WEFT_BF16, WEFT_SUM, u_bf16_sum}, {WEFT_BF16, WEFT_PROD, u_bf16_prod},
-	{WEFT_BF16, WEFT_MIN, u_bf16_min}, {WEFT_BF16, WEFT_MAX, u_bf16_max},
-	{WEFT_F32, WEFT_MIN, u_f32_min}, {WEFT_F32, WEFT_MAX, u_f32_max},
-	{WEFT_F64, WEFT_MIN, u_f64_min}, {WEFT_F64, WEFT_MAX, u_f64_max},
-	{WEFT_U8, WEFT_MIN, u_u8_min}, {WEFT_U8, WEFT_MAX, u_u8_max},
+	{WEFT_T_F16, WEFT_OP_SUM, u_f16_sum}, {WEFT_T_F16, WEFT_OP_PROD, u_f16_prod},
+	{WEFT_T_F16, WEFT_OP_MIN, u_f16_min}, {WEFT_T_F16, WEFT_OP_MAX, u_f16_max},
+	{WEFT_T_BF16, WEFT_OP_SUM, u_bf16_sum}, {WEFT_T_BF16, WEFT_OP_PROD, u_bf16_prod},
+	{WEFT_T_BF16, WEFT_OP_MIN, u_bf16_min}, {WEFT_T_BF16, WEFT_OP_MAX, u_bf16_max},
+	{WEFT_T_F32, WEFT_OP_MIN, u_f32_min}, {WEFT_T_F32, WEFT_OP_MAX, u_f32_max},
+	{WEFT_T_F64, WEFT_OP_MIN, u_f64_min}, {WEFT_T_F64, WEFT_OP_MAX, u_f64_max},
+	{WEFT_T_U8, WEFT_OP_MIN, u_u8_min}, {WEFT_T_U8, WEFT_OP_MAX, u_u8_max},
 };
 
 #define NUSER (int)(sizeof user_fns / sizeof user_fns[0])
@@ -204,27 +205,27 @@ static int user_ops_made;
 
 static MPI_Datatype dtype(int dt) {
 	switch (dt) {
-	case WEFT_F32: return MPI_FLOAT;
-	case WEFT_F64: return MPI_DOUBLE;
-	case WEFT_F16:
-	case WEFT_BF16: return MPI_UINT16_T; // moved as bits, reduced by user ops
-	case WEFT_I32: return MPI_INT32_T;
-	case WEFT_I64: return MPI_INT64_T;
-	case WEFT_U8: return MPI_UINT8_T;
+	case WEFT_T_F32: return MPI_FLOAT;
+	case WEFT_T_F64: return MPI_DOUBLE;
+	case WEFT_T_F16:
+	case WEFT_T_BF16: return MPI_UINT16_T; // moved as bits, reduced by user ops
+	case WEFT_T_I32: return MPI_INT32_T;
+	case WEFT_T_I64: return MPI_INT64_T;
+	case WEFT_T_U8: return MPI_UINT8_T;
 	}
 	return MPI_DATATYPE_NULL;
 }
 
 static MPI_Op redop(int dt, int op) {
-	if (op == WEFT_AVG) op = WEFT_SUM;
+	if (op == WEFT_OP_AVG) op = WEFT_OP_SUM;
 	for (int i = 0; i < NUSER; i++) {
 		if (user_fns[i].dt == dt && user_fns[i].op == op) return user_ops[i];
 	}
 	switch (op) {
-	case WEFT_SUM: return MPI_SUM;
-	case WEFT_PROD: return MPI_PROD;
-	case WEFT_MIN: return MPI_MIN;
-	case WEFT_MAX: return MPI_MAX;
+	case WEFT_OP_SUM: return MPI_SUM;
+	case WEFT_OP_PROD: return MPI_PROD;
+	case WEFT_OP_MIN: return MPI_MIN;
+	case WEFT_OP_MAX: return MPI_MAX;
 	}
 	return MPI_OP_NULL;
 }

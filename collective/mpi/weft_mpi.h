@@ -14,27 +14,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-// Element types, numbered as collective.DType.
-enum {
-	WEFT_F32 = 1,
-	WEFT_F64 = 2,
-	WEFT_F16 = 3,
-	WEFT_BF16 = 4,
-	WEFT_I32 = 5,
-	WEFT_I64 = 6,
-	WEFT_U8 = 7,
-	WEFT_NTYPES = 8
-};
-
-// Reductions, numbered as collective.Op. Avg is Sum here: Go divides after.
-enum {
-	WEFT_SUM = 0,
-	WEFT_PROD = 1,
-	WEFT_MIN = 2,
-	WEFT_MAX = 3,
-	WEFT_AVG = 4,
-	WEFT_NOPS = 5
-};
+#include "weft_types.h" // WEFT_T_* and WEFT_OP_*
 
 // Life cycle. weft_init initialises MPI with MPI_THREAD_MULTIPLE unless it
 // already is (*own = 0 then) and reports the level granted; weft_setup

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/weft-hpc/weft/csrc"
+	cspgnn "github.com/weft-hpc/weft/csrc/spgnn"
 )
 
 // AggregateGo is the pure-Go reference of the fused aggregation over
@@ -13,7 +14,7 @@ import (
 //	z[d] = self*x[d] + sum_{e in [indptr[d], indptr[d+1])} w[e] * x[idx[e]]
 //
 // edges added in order, every product rounded to float32 before it is
-// added (no fused multiply-add), which defines the bits csrc.SPAggregate
+// added (no fused multiply-add), which defines the bits csrc/spgnn's Aggregate
 // must reproduce.
 func AggregateGo(x []float32, dim int, indptr []int64, idx []int32, w []float32, self float32, z []float32, lo, hi int) {
 	for d := lo; d < hi; d++ {
@@ -102,7 +103,7 @@ const parallelMin = 1 << 16
 func Aggregate(x []float32, dim int, indptr []int64, idx []int32, w []float32, self float32, z []float32, n int) {
 	run := func(lo, hi int) {
 		if csrc.Available() {
-			if err := csrc.SPAggregate(x, dim, indptr, idx, w, self, z, lo, hi); err != nil {
+			if err := cspgnn.Aggregate(x, dim, indptr, idx, w, self, z, lo, hi); err != nil {
 				panic("spgnn: " + err.Error())
 			}
 			return
@@ -132,7 +133,7 @@ func Aggregate(x []float32, dim int, indptr []int64, idx []int32, w []float32, s
 // dx is not split.
 func AggregateBackward(x, dz []float32, dim int, indptr []int64, idx []int32, w []float32, self float32, dx, dw []float32, n int) {
 	if csrc.Available() {
-		if err := csrc.SPAggregateBackward(x, dz, dim, indptr, idx, w, self, dx, dw, 0, n); err != nil {
+		if err := cspgnn.AggregateBackward(x, dz, dim, indptr, idx, w, self, dx, dw, 0, n); err != nil {
 			panic("spgnn: " + err.Error())
 		}
 		return

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/csrc"
+	cspgnn "github.com/weft-hpc/weft/csrc/spgnn"
 )
 
 // BenchmarkAggregate compares, on one input (20000 nodes, 10 neighbours
@@ -58,7 +59,7 @@ func BenchmarkAggregate(b *testing.B) {
 		}
 		b.SetBytes(bytes)
 		for b.Loop() {
-			if err := csrc.SPAggregate(x, dim, indptr, idx, w, 1, z, 0, n); err != nil {
+			if err := cspgnn.Aggregate(x, dim, indptr, idx, w, 1, z, 0, n); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -85,7 +86,7 @@ func BenchmarkAggregate(b *testing.B) {
 		dx := make([]float32, len(x))
 		b.SetBytes(backBytes)
 		for b.Loop() {
-			if err := csrc.SPAggregateBackward(x, z, dim, indptr, idx, w, 1, dx, nil, 0, n); err != nil {
+			if err := cspgnn.AggregateBackward(x, z, dim, indptr, idx, w, 1, dx, nil, 0, n); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,7 +1,7 @@
 // Package spgnn is the SP-GNN layer and model: a GIN-style convolution
 // whose neighbour aggregation is weighted by proximity in the position
 // encoding (package encode), with node-level and graph-level heads, and the
-// fused aggregation it runs on (csrc.SPAggregate, with the pure-Go
+// fused aggregation it runs on (csrc/spgnn's Aggregate, with the pure-Go
 // reference AggregateGo that defines its bits).
 //
 // # The layer
@@ -68,7 +68,7 @@
 // the combination with the node's own row in one pass over each
 // destination's neighbour list, with the output row held in registers or
 // L1, instead of materialising an edges x features matrix
-// (AggregateSteps, the baseline). It calls csrc.SPAggregate (C, compiled
+// (AggregateSteps, the baseline). It calls csrc/spgnn's Aggregate (C, compiled
 // -O3, vectorised over the feature dimension) when csrc.Available, else
 // AggregateGo, over GOMAXPROCS goroutines on disjoint destination ranges
 // from 2^16 edge-features up. Edges are added in order and every operation

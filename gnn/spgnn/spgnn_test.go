@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/csrc"
+	cspgnn "github.com/weft-hpc/weft/csrc/spgnn"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/nn"
 )
@@ -46,7 +47,7 @@ func TestFusedMatchesGo(t *testing.T) {
 		want := make([]float32, b.NumDst*dim)
 		got := make([]float32, b.NumDst*dim)
 		AggregateGo(x, dim, b.Indptr, b.Indices, w, 1.25, want, 0, b.NumDst)
-		if err := csrc.SPAggregate(x, dim, b.Indptr, b.Indices, w, 1.25, got, 0, b.NumDst); err != nil {
+		if err := cspgnn.Aggregate(x, dim, b.Indptr, b.Indices, w, 1.25, got, 0, b.NumDst); err != nil {
 			t.Fatal(err)
 		}
 		for i := range want {
@@ -59,7 +60,7 @@ func TestFusedMatchesGo(t *testing.T) {
 		copy(dxC, dxG)
 		dwG, dwC := make([]float32, len(w)), make([]float32, len(w))
 		AggregateBackwardGo(x, dz, dim, b.Indptr, b.Indices, w, 1.25, dxG, dwG, 0, b.NumDst)
-		if err := csrc.SPAggregateBackward(x, dz, dim, b.Indptr, b.Indices, w, 1.25, dxC, dwC, 0, b.NumDst); err != nil {
+		if err := cspgnn.AggregateBackward(x, dz, dim, b.Indptr, b.Indices, w, 1.25, dxC, dwC, 0, b.NumDst); err != nil {
 			t.Fatal(err)
 		}
 		for i := range dxG {
@@ -87,13 +88,13 @@ func TestKernelRejectsBadArguments(t *testing.T) {
 	x := make([]float32, 8)
 	z := make([]float32, 8)
 	ip := []int64{0, 1, 1, 1, 1}
-	if err := csrc.SPAggregate(x, 2, ip, []int32{4}, []float32{1}, 1, z, 0, 4); err == nil {
+	if err := cspgnn.Aggregate(x, 2, ip, []int32{4}, []float32{1}, 1, z, 0, 4); err == nil {
 		t.Error("source 4 of 4 rows accepted")
 	}
-	if err := csrc.SPAggregate(x, 2, ip, []int32{1}, nil, 1, z, 0, 4); err == nil {
+	if err := cspgnn.Aggregate(x, 2, ip, []int32{1}, nil, 1, z, 0, 4); err == nil {
 		t.Error("missing weights accepted")
 	}
-	if err := csrc.SPAggregate(x, 2, []int64{0, 2, 1, 1, 1}, []int32{1, 1}, []float32{1, 1}, 1, z, 0, 4); err == nil {
+	if err := cspgnn.Aggregate(x, 2, []int64{0, 2, 1, 1, 1}, []int32{1, 1}, []float32{1, 1}, 1, z, 0, 4); err == nil {
 		t.Error("falling row pointers accepted")
 	}
 }

@@ -8,7 +8,7 @@
 // print the speed-up over the naive loop). Second, every rank must produce
 // the same bits, whatever algorithm delivered the chunks and whatever
 // machine ran the loop: this package is the definition of those bits. The
-// native kernels of package csrc (C with AVX-512 or AVX2) replace the loops
+// native kernels of package csrc/reduce (C with AVX-512 or AVX2) replace the loops
 // for large buffers and match them bit for bit; these loops are the
 // portable fallback and the oracle the native kernels are tested against.
 //
@@ -57,7 +57,7 @@
 //
 // # Native kernels
 //
-// Where package csrc is built (cgo on amd64), Apply and Scale call its
+// Where package csrc/reduce is built (cgo on amd64), Apply and Scale call its
 // kernels for buffers from a per-type and per-op threshold up (nativeMin
 // for Apply: from 128 bytes for float16, bfloat16 and uint8 Min and Max to
 // 4 KiB for float64 and int64 sums; scaleMin for Scale: 64 to 512 bytes),

@@ -4,9 +4,10 @@ import (
 	"sync/atomic"
 
 	"github.com/weft-hpc/weft/csrc"
+	creduce "github.com/weft-hpc/weft/csrc/reduce"
 )
 
-// The native path: package csrc's SIMD kernels, with the bits of the Go
+// The native path: package csrc/reduce's SIMD kernels, with the bits of the Go
 // kernels in this package (the oracle they are tested against). Apply and
 // Scale call them for buffers long enough that the cgo call, about 65 ns
 // here, is repaid; shorter buffers and builds without cgo run the Go loops.
@@ -15,7 +16,7 @@ var nativeOn atomic.Bool
 
 func init() { nativeOn.Store(csrc.Available()) }
 
-// SetNative enables or disables the native kernels of package csrc and
+// SetNative enables or disables the native kernels of package csrc/reduce and
 // returns the previous setting. Disabling forces the pure-Go loops, for
 // tests that compare the two paths and for benchmarks; enabling has no
 // effect in a build without them (see csrc.Available). The setting is
@@ -60,13 +61,13 @@ var scaleMin = [...]int{
 }
 
 func applyNative(t Type, op Op, dst, a, b []byte) {
-	if err := csrc.Apply(uint8(t), uint8(op), dst, a, b); err != nil {
+	if err := creduce.Apply(uint8(t), uint8(op), dst, a, b); err != nil {
 		panic("reduce: native kernel: " + err.Error()) // Apply checked the arguments: a bug
 	}
 }
 
 func scaleNative(t Type, dst []byte, n int) {
-	if err := csrc.Scale(uint8(t), dst, n); err != nil {
+	if err := creduce.Scale(uint8(t), dst, n); err != nil {
 		panic("reduce: native kernel: " + err.Error())
 	}
 }

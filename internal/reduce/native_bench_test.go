@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/csrc"
+	creduce "github.com/weft-hpc/weft/csrc/reduce"
 	"github.com/weft-hpc/weft/internal/half"
 )
 
@@ -101,9 +102,9 @@ func BenchmarkNative(b *testing.B) {
 					per := run(b, func(d, a, x []byte) {
 						var err error
 						if c.scale {
-							err = isa.Scale(uint8(c.t), d, 3)
+							err = creduce.ScaleAt(isa, uint8(c.t), d, 3)
 						} else {
-							err = isa.Apply(uint8(c.t), uint8(c.op), d, a, x)
+							err = creduce.ApplyAt(isa, uint8(c.t), uint8(c.op), d, a, x)
 						}
 						if err != nil {
 							b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/csrc"
+	creduce "github.com/weft-hpc/weft/csrc/reduce"
 )
 
 // The native kernels (package csrc) must give the bits of the Go kernels
@@ -96,7 +97,7 @@ func nativeCase(t *testing.T, isa csrc.ISA, typ Type, op Op, a0, b0, want []byte
 	case 2:
 		dst = b
 	}
-	if err := isa.Apply(uint8(typ), uint8(op), dst, a, b); err != nil {
+	if err := creduce.ApplyAt(isa, uint8(typ), uint8(op), dst, a, b); err != nil {
 		t.Fatalf("%s %s %s: %v", isa, typ, op, err)
 	}
 	check()
@@ -105,7 +106,7 @@ func nativeCase(t *testing.T, isa csrc.ISA, typ Type, op Op, a0, b0, want []byte
 	if i, ok := sameBits(typ, op, dst, want, a0, b0); !ok {
 		sz := typ.Size()
 		t.Fatalf("%s %s %s n=%d off=%v alias=%d streamMin=%d: element %d: %x op %x = %x, Go gives %x",
-			isa, typ, op, nb/sz, off, alias, csrc.StreamMin(), i,
+			isa, typ, op, nb/sz, off, alias, creduce.StreamMin(), i,
 			a0[i*sz:i*sz+sz], b0[i*sz:i*sz+sz], dst[i*sz:i*sz+sz], want[i*sz:i*sz+sz])
 	}
 	if alias != 1 && !bytes.Equal(a, a0) || alias != 2 && !bytes.Equal(b, b0) {
@@ -117,8 +118,8 @@ func nativeCase(t *testing.T, isa csrc.ISA, typ Type, op Op, a0, b0, want []byte
 // (stream) or at its default, so both store loops meet odd heads and tails.
 func withStreaming(stream bool, f func()) {
 	if stream {
-		prev := csrc.SetStreamMin(1)
-		defer csrc.SetStreamMin(prev)
+		prev := creduce.SetStreamMin(1)
+		defer creduce.SetStreamMin(prev)
 	}
 	f()
 }
@@ -195,7 +196,7 @@ func TestNativeHalfExhaustive(t *testing.T) {
 			for _, op := range []Op{Sum, Prod, Min, Max} {
 				applyGo(typ, op, want, a, b)
 				for _, isa := range isas {
-					if err := isa.Apply(uint8(typ), uint8(op), got, a, b); err != nil {
+					if err := creduce.ApplyAt(isa, uint8(typ), uint8(op), got, a, b); err != nil {
 						t.Fatal(err)
 					}
 					if i, ok := sameBits(typ, op, got, want, a, b); !ok {
@@ -226,7 +227,7 @@ func TestNativeScaleEqualsGo(t *testing.T) {
 							want := bytes.Clone(d)
 							scaleGo(typ, want, div)
 							d0 := bytes.Clone(d)
-							if err := isa.Scale(uint8(typ), d, div); err != nil {
+							if err := creduce.ScaleAt(isa, uint8(typ), d, div); err != nil {
 								t.Fatal(err)
 							}
 							check()
@@ -307,7 +308,7 @@ func FuzzNativeEqualsGo(f *testing.F) {
 			dst = b
 		}
 		withStreaming(level&0x80 != 0, func() {
-			if err := isa.Apply(uint8(typ), uint8(op), dst, a, b); err != nil {
+			if err := creduce.ApplyAt(isa, uint8(typ), uint8(op), dst, a, b); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -3,6 +3,7 @@ package reduce
 import (
 	"unsafe"
 
+	"github.com/weft-hpc/weft/csrc"
 	"github.com/weft-hpc/weft/internal/half"
 )
 
@@ -15,7 +16,7 @@ import (
 // accepted; buffers aligned to the element size (every typed Go slice, and
 // any offset that is a multiple of the size into one) take the fast path,
 // others go through a small aligned copy. Buffers above a per-type size run
-// the native kernels of package csrc where they are built, with the same
+// the native kernels of package csrc/reduce where they are built, with the same
 // bits (see "Native kernels" in the package doc).
 //
 // Apply panics with a "reduce: ..." message on an invalid Type or Op, Avg on
@@ -61,20 +62,9 @@ func check(t Type, op Op, dst, a, b []byte) {
 	if len(dst)%t.Size() != 0 {
 		panic("reduce: length is not a multiple of the " + t.String() + " size")
 	}
-	if partialOverlap(dst, a) || partialOverlap(dst, b) {
+	if csrc.PartialOverlap(dst, a) || csrc.PartialOverlap(dst, b) {
 		panic("reduce: dst overlaps an input without being the same slice")
 	}
-}
-
-// partialOverlap reports whether x and y (of equal length) share memory
-// without starting at the same address.
-func partialOverlap(x, y []byte) bool {
-	if len(x) == 0 {
-		return false
-	}
-	px := uintptr(unsafe.Pointer(unsafe.SliceData(x)))
-	py := uintptr(unsafe.Pointer(unsafe.SliceData(y)))
-	return px != py && px < py+uintptr(len(y)) && py < px+uintptr(len(x))
 }
 
 func alignOf(t Type) uintptr {

@@ -1,6 +1,0 @@
-//go:build !race
-
-package csrc
-
-func raceRead([]byte)  {}
-func raceWrite([]byte) {}
