@@ -8,7 +8,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/cuda"
-	"github.com/weft-hpc/weft/nccl"
+	"github.com/weft-hpc/weft/collective/nccl"
 )
 
 // Calls on device memory.

@@ -61,7 +61,7 @@
 // issued, and the result once it completes (device.go). A backend that
 // moves device memory itself says so with the optional driver.DeviceConn;
 // otherwise the communicator's first collective on device memory agrees,
-// over the host backend, on NCCL (package nccl) when every rank has a GPU
+// over the host backend, on NCCL (package collective/nccl) when every rank has a GPU
 // of its own and NCCL loads everywhere, or on staging through pinned host
 // memory, chunked and pipelined, and Split gives sub-communicators NCCL's
 // with ncclCommSplit. Comm.Device says which. docs/MPI.md has the rules.

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/dtype"
 )
 
 // sources holds this package's kernel files and the shared header.
 //
 //go:embed *.cu *.cuh
 var sources embed.FS
+
+// DType is the element type of device data (the same type as
+// collective.DType).
+type DType = dtype.DType
 
 // Header is the file every kernel source includes, this package's
 // weft_half.cuh.
@@ -69,8 +73,8 @@ var Builtin = Register(&Program{Name: "cuda", Sources: sources, Kernels: []Kerne
 // lie on boundaries of their element size; any offset by whole elements
 // works (the kernels vectorise where x and y align together, and go one
 // element at a time where they cannot).
-func Convert(s *Stream, y DevicePtr, to driver.DType, x DevicePtr, from driver.DType, n int) error {
-	k, ok := convertKernel[[2]driver.DType{from, to}]
+func Convert(s *Stream, y DevicePtr, to DType, x DevicePtr, from DType, n int) error {
+	k, ok := convertKernel[[2]dtype.DType{from, to}]
 	if !ok {
 		return fmt.Errorf("cuda: no conversion from %v to %v: %w", from, to, ErrInvalid)
 	}
@@ -106,24 +110,24 @@ func (k elementwise) threads(n int) int {
 // its element type dt: the GPU faults on a misaligned access
 // (cudaErrorMisalignedAddress, which ends the context), so the launcher
 // refuses it first.
-func (k elementwise) aligned(arg string, p DevicePtr, dt driver.DType) error {
+func (k elementwise) aligned(arg string, p DevicePtr, dt dtype.DType) error {
 	if size := dt.Size(); size > 0 && uintptr(p)%uintptr(size) != 0 {
 		return fmt.Errorf("cuda: %s: %s = %#x is not on a %d-byte boundary (%v elements): %w", k.name, arg, uintptr(p), size, dt, ErrInvalid)
 	}
 	return nil
 }
 
-var convertKernel = map[[2]driver.DType]elementwise{
-	{driver.Float32, driver.Float16}:  {"weft_f32_to_f16", 8},
-	{driver.Float16, driver.Float32}:  {"weft_f16_to_f32", 16},
-	{driver.Float32, driver.BFloat16}: {"weft_f32_to_bf16", 8},
-	{driver.BFloat16, driver.Float32}: {"weft_bf16_to_f32", 16},
+var convertKernel = map[[2]dtype.DType]elementwise{
+	{dtype.Float32, dtype.Float16}:  {"weft_f32_to_f16", 8},
+	{dtype.Float16, dtype.Float32}:  {"weft_f16_to_f32", 16},
+	{dtype.Float32, dtype.BFloat16}: {"weft_f32_to_bf16", 8},
+	{dtype.BFloat16, dtype.Float32}: {"weft_bf16_to_f32", 16},
 }
 
 // Sum queues y = a + b for n elements of dt (float32, float16, bfloat16)
 // on s. y may be a or b. The pointers must lie on boundaries of the
 // element size; any offset by whole elements works, as for Convert.
-func Sum(s *Stream, dt driver.DType, y, a, b DevicePtr, n int) error {
+func Sum(s *Stream, dt DType, y, a, b DevicePtr, n int) error {
 	k, ok := sumKernel[dt]
 	if !ok {
 		return fmt.Errorf("cuda: no sum kernel for %v: %w", dt, ErrInvalid)
@@ -138,8 +142,8 @@ func Sum(s *Stream, dt driver.DType, y, a, b DevicePtr, n int) error {
 	return m.Launch(s, k.name, k.threads(n), y, a, b, n)
 }
 
-var sumKernel = map[driver.DType]elementwise{
-	driver.Float32:  {"weft_sum_f32", 4},
-	driver.Float16:  {"weft_sum_f16", 8},
-	driver.BFloat16: {"weft_sum_bf16", 8},
+var sumKernel = map[dtype.DType]elementwise{
+	dtype.Float32:  {"weft_sum_f32", 4},
+	dtype.Float16:  {"weft_sum_f16", 8},
+	dtype.BFloat16: {"weft_sum_bf16", 8},
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/dtype"
 )
 
 // TestLaunchersAtOffsets runs checkBuiltinAt over the host-memory fake:
@@ -36,20 +36,20 @@ func TestLaunchersRefuse(t *testing.T) {
 		err  error
 		want string
 	}{
-		{Convert(s, p, driver.Float16, p.Add(2), driver.Float32, 4), "weft_f32_to_f16: x = "},
-		{Convert(s, p.Add(1), driver.Float16, p, driver.Float32, 4), "weft_f32_to_f16: y = "},
-		{Convert(s, p, driver.Float32, p.Add(1), driver.BFloat16, 4), "weft_bf16_to_f32: x = "},
-		{Sum(s, driver.Float32, p, p.Add(4), p.Add(6), 2), "weft_sum_f32: b = "},
-		{Sum(s, driver.Float16, p.Add(3), p, p, 2), "weft_sum_f16: y = "},
-		{Sum(s, driver.BFloat16, p, p.Add(1), p, 2), "weft_sum_bf16: a = "},
-		{Sum(s, driver.Float32, p, p, p, -1), "weft_sum_f32 argument 3"},
-		{Convert(s, p, driver.Float16, p, driver.Float32, -5), "weft_f32_to_f16 argument 2"},
+		{Convert(s, p, dtype.Float16, p.Add(2), dtype.Float32, 4), "weft_f32_to_f16: x = "},
+		{Convert(s, p.Add(1), dtype.Float16, p, dtype.Float32, 4), "weft_f32_to_f16: y = "},
+		{Convert(s, p, dtype.Float32, p.Add(1), dtype.BFloat16, 4), "weft_bf16_to_f32: x = "},
+		{Sum(s, dtype.Float32, p, p.Add(4), p.Add(6), 2), "weft_sum_f32: b = "},
+		{Sum(s, dtype.Float16, p.Add(3), p, p, 2), "weft_sum_f16: y = "},
+		{Sum(s, dtype.BFloat16, p, p.Add(1), p, 2), "weft_sum_bf16: a = "},
+		{Sum(s, dtype.Float32, p, p, p, -1), "weft_sum_f32 argument 3"},
+		{Convert(s, p, dtype.Float16, p, dtype.Float32, -5), "weft_f32_to_f16 argument 2"},
 	} {
 		if !errors.Is(c.err, ErrInvalid) || !strings.Contains(c.err.Error(), c.want) {
 			t.Errorf("error %v, want ErrInvalid naming %q", c.err, c.want)
 		}
 	}
-	if err := Sum(s, driver.Float32, p, p, p, 0); err != nil {
+	if err := Sum(s, dtype.Float32, p, p, p, 0); err != nil {
 		t.Errorf("n = 0: %v", err)
 	}
 	if err := s.Synchronize(context.Background()); err != nil {

@@ -71,7 +71,7 @@
 // goroutines, whose kernels are their CPU references and whose GEMMs are
 // loops (fake.go says exactly what it does). Everything above the API
 // tables runs unchanged, so that the device paths of Weft (staging,
-// stream ordering, NCCL's orchestration through package nccl's fake NCCL)
+// stream ordering, NCCL's orchestration through package collective/nccl's fake NCCL)
 // are tested on machines without a GPU.
 //
 // # Environment

@@ -3,8 +3,8 @@ package cuda
 import (
 	"fmt"
 
-	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/internal/dl"
+	"github.com/weft-hpc/weft/internal/fault"
 )
 
 // Sentinels, the same values as package collective's, so that errors.Is
@@ -12,14 +12,14 @@ import (
 var (
 	// ErrNotBuilt: this binary was built without cgo, or a native library
 	// (the CUDA runtime or driver, NVRTC, cuBLAS) or a device is missing.
-	ErrNotBuilt = driver.ErrNotBuilt
+	ErrNotBuilt = fault.ErrNotBuilt
 	// ErrClosed: the memory, stream, event, module or handle was freed or
 	// closed already.
-	ErrClosed = driver.ErrClosed
+	ErrClosed = fault.ErrClosed
 	// ErrInvalid: a call's arguments are wrong (a range outside the
 	// memory, a device that does not exist, a kernel argument of the
 	// wrong type).
-	ErrInvalid = driver.ErrInvalid
+	ErrInvalid = fault.ErrInvalid
 )
 
 // LibraryError says that a native library could not be loaded or lacks a

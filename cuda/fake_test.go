@@ -11,7 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/dtype"
 	"github.com/weft-hpc/weft/internal/half"
 )
 
@@ -381,14 +381,14 @@ func TestBuiltinKernelsRunTheirReferences(t *testing.T) {
 	dx, dh, dy := mustAlloc(t, 0, 4*n), mustAlloc(t, 0, 2*n), mustAlloc(t, 0, 4*n)
 	dx.CopyFrom(0, bytesOf(x))
 	s := mustStream(t, 0)
-	for _, dt := range []driver.DType{driver.Float16, driver.BFloat16} {
-		if err := Convert(s, dh.Ptr(), dt, dx.Ptr(), driver.Float32, n); err != nil {
+	for _, dt := range []dtype.DType{dtype.Float16, dtype.BFloat16} {
+		if err := Convert(s, dh.Ptr(), dt, dx.Ptr(), dtype.Float32, n); err != nil {
 			t.Fatal(err)
 		}
-		if err := Convert(s, dy.Ptr(), driver.Float32, dh.Ptr(), dt, n); err != nil {
+		if err := Convert(s, dy.Ptr(), dtype.Float32, dh.Ptr(), dt, n); err != nil {
 			t.Fatal(err)
 		}
-		if err := Sum(s, driver.Float32, dy.Ptr(), dy.Ptr(), dx.Ptr(), n); err != nil {
+		if err := Sum(s, dtype.Float32, dy.Ptr(), dy.Ptr(), dx.Ptr(), n); err != nil {
 			t.Fatal(err)
 		}
 		s.Synchronize(context.Background())
@@ -396,7 +396,7 @@ func TestBuiltinKernelsRunTheirReferences(t *testing.T) {
 		dy.CopyTo(bytesOf(got), 0)
 		for i, v := range x {
 			var back float32
-			if dt == driver.Float16 {
+			if dt == dtype.Float16 {
 				back = half.F16ToF32(half.F32ToF16(v))
 			} else {
 				back = half.BF16ToF32(half.F32ToBF16(v))
@@ -406,10 +406,10 @@ func TestBuiltinKernelsRunTheirReferences(t *testing.T) {
 			}
 		}
 	}
-	if err := Convert(s, dh.Ptr(), driver.Int32, dx.Ptr(), driver.Float32, n); !errors.Is(err, ErrInvalid) {
+	if err := Convert(s, dh.Ptr(), dtype.Int32, dx.Ptr(), dtype.Float32, n); !errors.Is(err, ErrInvalid) {
 		t.Errorf("conversion to int32: %v", err)
 	}
-	if err := Sum(s, driver.Int64, dy.Ptr(), dy.Ptr(), dx.Ptr(), n); !errors.Is(err, ErrInvalid) {
+	if err := Sum(s, dtype.Int64, dy.Ptr(), dy.Ptr(), dx.Ptr(), n); !errors.Is(err, ErrInvalid) {
 		t.Errorf("int64 sum: %v", err)
 	}
 	m, _ := Load(0, Builtin)
@@ -428,7 +428,7 @@ func TestIllegalAddressIsSticky(t *testing.T) {
 	withOwnFake(t, 1)
 	buf := mustAlloc(t, 0, 64)
 	s := mustStream(t, 0)
-	if err := Sum(s, driver.Float32, buf.Ptr(), buf.Ptr(), buf.Ptr(), 1000); err != nil {
+	if err := Sum(s, dtype.Float32, buf.Ptr(), buf.Ptr(), buf.Ptr(), 1000); err != nil {
 		t.Fatal(err) // queued: the failure shows when it runs
 	}
 	err := s.Synchronize(context.Background())

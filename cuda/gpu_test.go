@@ -16,7 +16,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/dtype"
 )
 
 func requireGPU(t testing.TB) {
@@ -113,20 +113,20 @@ func TestGPUKernelsMatchReferences(t *testing.T) {
 			want16, got16 := make([]uint16, n), make([]uint16, n)
 			want32, got32 := make([]float32, n), make([]float32, n)
 			for _, c := range []struct {
-				dt            driver.DType
+				dt            dtype.DType
 				from, to, sum func()
 			}{
-				{driver.Float16, func() { F32ToF16(want16, a) }, func() { F16ToF32(want32, want16) }, func() {}},
-				{driver.BFloat16, func() { F32ToBF16(want16, a) }, func() { BF16ToF32(want32, want16) }, func() {}},
+				{dtype.Float16, func() { F32ToF16(want16, a) }, func() { F16ToF32(want32, want16) }, func() {}},
+				{dtype.BFloat16, func() { F32ToBF16(want16, a) }, func() { BF16ToF32(want32, want16) }, func() {}},
 			} {
-				if err := Convert(s, dh.Ptr(), c.dt, da.Ptr(), driver.Float32, n); err != nil {
+				if err := Convert(s, dh.Ptr(), c.dt, da.Ptr(), dtype.Float32, n); err != nil {
 					t.Fatal(err)
 				}
 				sync()
 				download(t, dh, got16)
 				c.from()
 				equalBits(t, "float32 to "+c.dt.String(), got16, want16)
-				if err := Convert(s, dy.Ptr(), driver.Float32, dh.Ptr(), c.dt, n); err != nil {
+				if err := Convert(s, dy.Ptr(), dtype.Float32, dh.Ptr(), c.dt, n); err != nil {
 					t.Fatal(err)
 				}
 				sync()
@@ -135,7 +135,7 @@ func TestGPUKernelsMatchReferences(t *testing.T) {
 				equalBits(t, c.dt.String()+" to float32", f32bits(got32), f32bits(want32))
 				// Sum of two 16-bit vectors.
 				b16 := make([]uint16, n)
-				if c.dt == driver.Float16 {
+				if c.dt == dtype.Float16 {
 					F32ToF16(b16, b)
 				} else {
 					F32ToBF16(b16, b)
@@ -148,7 +148,7 @@ func TestGPUKernelsMatchReferences(t *testing.T) {
 				}
 				sync()
 				download(t, dh2, got16)
-				if c.dt == driver.Float16 {
+				if c.dt == dtype.Float16 {
 					SumF16(b16, want16, b16)
 				} else {
 					SumBF16(b16, want16, b16)
@@ -156,10 +156,10 @@ func TestGPUKernelsMatchReferences(t *testing.T) {
 				// GPUs return the canonical NaN where x86 keeps a payload:
 				// NaNs compare as equal, every other value bit for bit.
 				equalNaN(t, "sum "+c.dt.String(), got16, b16, func(h uint16) bool {
-					return h&0x7fff > 0x7c00 && c.dt == driver.Float16 || h&0x7fff > 0x7f80 && c.dt == driver.BFloat16
+					return h&0x7fff > 0x7c00 && c.dt == dtype.Float16 || h&0x7fff > 0x7f80 && c.dt == dtype.BFloat16
 				})
 			}
-			if err := Sum(s, driver.Float32, dy.Ptr(), da.Ptr(), db.Ptr(), n); err != nil {
+			if err := Sum(s, dtype.Float32, dy.Ptr(), da.Ptr(), db.Ptr(), n); err != nil {
 				t.Fatal(err)
 			}
 			sync()
@@ -190,7 +190,7 @@ func TestGPUStreamsCopiesAndGemm(t *testing.T) {
 	if err := CopyToDevice(s1, a.Ptr(), h, 0, 4*n); err != nil {
 		t.Fatal(err)
 	}
-	if err := Sum(s1, driver.Float32, b.Ptr(), a.Ptr(), a.Ptr(), n); err != nil {
+	if err := Sum(s1, dtype.Float32, b.Ptr(), a.Ptr(), a.Ptr(), n); err != nil {
 		t.Fatal(err)
 	}
 	e.Record(s1)
@@ -350,13 +350,13 @@ func checkBuiltinAt(t *testing.T, s *Stream, n int, off [3]int) {
 	dx, _ := newArray(t, off[1], n, 4, bytesOf(x))
 	dh, _ := newArray(t, off[1], n, 2, bytesOf(h16))
 	for _, c := range []struct {
-		dt  driver.DType
+		dt  dtype.DType
 		to  func([]uint16, []float32)
 		fro func([]float32, []uint16)
-	}{{driver.Float16, F32ToF16, F16ToF32}, {driver.BFloat16, F32ToBF16, BF16ToF32}} {
+	}{{dtype.Float16, F32ToF16, F16ToF32}, {dtype.BFloat16, F32ToBF16, BF16ToF32}} {
 		dy, want := newArray(t, off[0], n, 2, nil)
 		c.to(view[uint16](want[off[0]*2:], n), x)
-		if err := Convert(s, dy.ptr(), c.dt, dx.ptr(), driver.Float32, n); err != nil {
+		if err := Convert(s, dy.ptr(), c.dt, dx.ptr(), dtype.Float32, n); err != nil {
 			t.Fatal(err)
 		}
 		sync()
@@ -364,7 +364,7 @@ func checkBuiltinAt(t *testing.T, s *Stream, n int, off [3]int) {
 
 		dy, want = newArray(t, off[0], n, 4, nil)
 		c.fro(view[float32](want[off[0]*4:], n), h16)
-		if err := Convert(s, dy.ptr(), driver.Float32, dh.ptr(), c.dt, n); err != nil {
+		if err := Convert(s, dy.ptr(), dtype.Float32, dh.ptr(), c.dt, n); err != nil {
 			t.Fatal(err)
 		}
 		sync()
@@ -375,27 +375,27 @@ func checkBuiltinAt(t *testing.T, s *Stream, n int, off [3]int) {
 	b := randomF32(n, uint64(n)+7)
 	a16, b16 := make([]uint16, n), make([]uint16, n)
 	for _, c := range []struct {
-		dt    driver.DType
+		dt    dtype.DType
 		size  int
 		isNaN func([]byte) bool
 		a, b  []byte
 		ref   func(y, a, b []byte)
 	}{
-		{driver.Float32, 4, isNaN32, bytesOf(x), bytesOf(b), func(y, a, b []byte) {
+		{dtype.Float32, 4, isNaN32, bytesOf(x), bytesOf(b), func(y, a, b []byte) {
 			SumF32(view[float32](y, n), view[float32](a, n), view[float32](b, n))
 		}},
-		{driver.Float16, 2, isNaN16, nil, nil, func(y, a, b []byte) {
+		{dtype.Float16, 2, isNaN16, nil, nil, func(y, a, b []byte) {
 			SumF16(view[uint16](y, n), view[uint16](a, n), view[uint16](b, n))
 		}},
-		{driver.BFloat16, 2, isNaNBF16, nil, nil, func(y, a, b []byte) {
+		{dtype.BFloat16, 2, isNaNBF16, nil, nil, func(y, a, b []byte) {
 			SumBF16(view[uint16](y, n), view[uint16](a, n), view[uint16](b, n))
 		}},
 	} {
-		if c.dt == driver.Float16 {
+		if c.dt == dtype.Float16 {
 			F32ToF16(a16, x)
 			F32ToF16(b16, b)
 			c.a, c.b = bytesOf(a16), bytesOf(b16)
-		} else if c.dt == driver.BFloat16 {
+		} else if c.dt == dtype.BFloat16 {
 			F32ToBF16(a16, x)
 			F32ToBF16(b16, b)
 			c.a, c.b = bytesOf(a16), bytesOf(b16)

@@ -16,7 +16,7 @@
 #                                built-in kernels bit for bit
 #   3. nn.test, gnn_model.test   the training kernels bit for bit
 #   4. gpu.test                  topology and local-rank mapping
-#   5. nccl.test                 NCCL collectives on device buffers
+#   5. collective_nccl.test      NCCL collectives on device buffers
 #   6. collective.test           the conformance suite on device buffers:
 #                                staged (ranks sharing the GPU) and NCCL
 #   7. weft bench --device cuda  every collective, NCCL (one rank) and
@@ -36,8 +36,8 @@ set -uo pipefail
 
 bindir=${1:-$(cd "$(dirname "$0")" && pwd)}
 out=${OUT:-.}
-if [[ ! -x $bindir/nccl.test ]]; then
-	echo "gpu-check: no nccl.test in $bindir: run make gpu-check on the build machine first" >&2
+if [[ ! -x $bindir/collective_nccl.test ]]; then
+	echo "gpu-check: no collective_nccl.test in $bindir: run make gpu-check on the build machine first" >&2
 	exit 2
 fi
 
@@ -90,7 +90,7 @@ step "weft gpus" 30 "$bindir/weft" gpus
 step "cuda (device layer, built-in kernels)" 60 "$bindir/cuda.test" -test.v -test.count=1 -test.run 'GPU'
 step "nn, gnn/model (training kernels)" 60 bash -c "'$bindir/nn.test' -test.v -test.count=1 -test.run 'Kernel' && '$bindir/gnn_model.test' -test.v -test.count=1 -test.run 'Kernel'"
 step "gpu (NVML)" 30 "$bindir/gpu.test" -test.v -test.count=1
-step "nccl (collectives on device buffers)" 60 "$bindir/nccl.test" -test.v -test.count=1 -test.timeout=55s
+step "nccl (collectives on device buffers)" 60 "$bindir/collective_nccl.test" -test.v -test.count=1 -test.timeout=55s
 step "collective (conformance on device buffers)" 90 "$bindir/collective.test" -test.count=1 -test.run 'Device' -test.timeout=85s
 bench() { # bench OP LOCAL MAXBYTES
 	"$bindir/weft" bench "$1" --device cuda --local "$2" -b 8 -e "$3" -f 8 -n 20 | tee -a "$out/gpu-bench.txt"

@@ -3,31 +3,35 @@ package driver
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weft-hpc/weft/internal/fault"
 )
 
-// Sentinel errors. Every error a communicator returns wraps one of them (or
-// a context error); package collective exports them under the same names.
+// Sentinel errors (package internal/fault defines them, below every layer
+// that wraps them). Every error a communicator returns wraps one of them
+// (or a context error); package collective exports them under the same
+// names.
 var (
 	// ErrTimeout: a peer sent nothing for the communicator's timeout: it is
 	// stopped, hung, cut off, or not taking part in the operation.
-	ErrTimeout = errors.New("timed out")
+	ErrTimeout = fault.ErrTimeout
 	// ErrPeerLost: a peer's connection broke: its process died, or it
 	// closed its communicator while others still needed it.
-	ErrPeerLost = errors.New("peer lost")
+	ErrPeerLost = fault.ErrPeerLost
 	// ErrMismatch: ranks called different collectives, or the same one with
 	// different arguments (type, count, reduction, root, algorithm), or a
 	// message does not fit its receive.
-	ErrMismatch = errors.New("mismatched calls")
+	ErrMismatch = fault.ErrMismatch
 	// ErrAborted: the communicator was aborted, by Abort, by a context
 	// that ended during an operation, or because another rank failed.
-	ErrAborted = errors.New("communicator aborted")
+	ErrAborted = fault.ErrAborted
 	// ErrClosed: the communicator was closed.
-	ErrClosed = errors.New("communicator closed")
+	ErrClosed = fault.ErrClosed
 	// ErrInvalid: the call's arguments are wrong (lengths, root, types).
-	ErrInvalid = errors.New("invalid argument")
+	ErrInvalid = fault.ErrInvalid
 	// ErrNotBuilt: the backend was not compiled into this binary, or its
 	// native library is missing or cannot start here.
-	ErrNotBuilt = errors.New("backend not built")
+	ErrNotBuilt = fault.ErrNotBuilt
 )
 
 // Failure is why a communicator stopped, or why one call failed: a

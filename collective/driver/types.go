@@ -1,82 +1,32 @@
 package driver
 
-import "strconv"
+import "github.com/weft-hpc/weft/internal/dtype"
 
-// DType is the element type of a buffer. The numbering is part of Weft's
-// wire format and of the C ABI of the native backends (WEFT_T_* in the C
-// headers): do not reorder. The zero DType is invalid, so a forgotten
-// field is caught.
-type DType uint8
+// DType is the element type of a buffer (package internal/dtype defines
+// it, below every layer that uses it). The numbering is part of Weft's
+// wire format and of the C ABI of the native backends: do not reorder.
+type DType = dtype.DType
 
+// The element types.
 const (
-	Float32  DType = 1
-	Float64  DType = 2
-	Float16  DType = 3 // IEEE 754 binary16, reduced in float32
-	BFloat16 DType = 4 // bfloat16, reduced in float32
-	Int32    DType = 5 // two's complement, wraps on overflow
-	Int64    DType = 6 // two's complement, wraps on overflow
-	Uint8    DType = 7 // wraps on overflow
+	Float32  = dtype.Float32
+	Float64  = dtype.Float64
+	Float16  = dtype.Float16  // IEEE 754 binary16, reduced in float32
+	BFloat16 = dtype.BFloat16 // bfloat16, reduced in float32
+	Int32    = dtype.Int32    // two's complement, wraps on overflow
+	Int64    = dtype.Int64    // two's complement, wraps on overflow
+	Uint8    = dtype.Uint8    // wraps on overflow
 )
-
-var dtypeInfo = [...]struct {
-	name string
-	size int
-}{
-	Float32:  {"float32", 4},
-	Float64:  {"float64", 8},
-	Float16:  {"float16", 2},
-	BFloat16: {"bfloat16", 2},
-	Int32:    {"int32", 4},
-	Int64:    {"int64", 8},
-	Uint8:    {"uint8", 1},
-}
-
-// Size is the size of one element in bytes (0 for an invalid DType).
-func (d DType) Size() int {
-	if !d.Valid() {
-		return 0
-	}
-	return dtypeInfo[d].size
-}
-
-// Valid reports whether d is a supported element type.
-func (d DType) Valid() bool { return d >= Float32 && d <= Uint8 }
-
-// IsFloat reports whether d is a floating-point type (the types Avg accepts).
-func (d DType) IsFloat() bool { return d >= Float32 && d <= BFloat16 }
-
-// String is the lowercase type name ("float32", "bfloat16", ...), as
-// nccl-tests prints it, or "Type(n)" for an invalid value.
-func (d DType) String() string {
-	if !d.Valid() {
-		return "Type(" + strconv.Itoa(int(d)) + ")"
-	}
-	return dtypeInfo[d].name
-}
 
 // Op is an elementwise reduction. The zero value is Sum. The numbering is
-// part of the wire format and of the C ABI (WEFT_OP_*).
-type Op uint8
+// part of the wire format and of the C ABI.
+type Op = dtype.Op
 
+// The reductions.
 const (
-	Sum  Op = 0
-	Prod Op = 1
-	Min  Op = 2
-	Max  Op = 3
-	// Avg is Sum divided by the number of ranks; floating types only.
-	Avg Op = 4
+	Sum  = dtype.Sum
+	Prod = dtype.Prod
+	Min  = dtype.Min
+	Max  = dtype.Max
+	Avg  = dtype.Avg // Sum divided by the number of ranks; floating types only
 )
-
-var opNames = [...]string{Sum: "sum", Prod: "prod", Min: "min", Max: "max", Avg: "avg"}
-
-// Valid reports whether o is a known reduction.
-func (o Op) Valid() bool { return o <= Avg }
-
-// String is the lowercase name ("sum", "prod", "min", "max", "avg"), or
-// "Op(n)" for an invalid value.
-func (o Op) String() string {
-	if !o.Valid() {
-		return "Op(" + strconv.Itoa(int(o)) + ")"
-	}
-	return opNames[o]
-}

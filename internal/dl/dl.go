@@ -15,7 +15,7 @@
 //
 // A missing library or symbol is a *LibraryError that names the library,
 // the paths tried, dlerror's text and what to install, and wraps
-// driver.ErrNotBuilt. Without cgo, Dlopen loads nothing and says why.
+// fault.ErrNotBuilt. Without cgo, Dlopen loads nothing and says why.
 package dl
 
 import (
@@ -28,11 +28,11 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/fault"
 )
 
 // ErrClosed: the library was unloaded already.
-var ErrClosed = driver.ErrClosed
+var ErrClosed = fault.ErrClosed
 
 // Loader opens a shared library; Dlopen is the real one.
 type Loader interface {
@@ -174,14 +174,14 @@ func (b *Binder) Fn(key string, dst any, optional bool) {
 	}
 	f, ok := b.Tramp(key, p)
 	if !ok {
-		b.Err = fmt.Errorf("%s: no trampoline for %s in this build: %w", b.Lib.Spec.Lib, key, driver.ErrNotBuilt)
+		b.Err = fmt.Errorf("%s: no trampoline for %s in this build: %w", b.Lib.Spec.Lib, key, fault.ErrNotBuilt)
 		return
 	}
 	v.Set(reflect.ValueOf(f))
 }
 
 // LibraryError says that a native library could not be loaded or lacks a
-// symbol, what was tried and what to install. It wraps driver.ErrNotBuilt.
+// symbol, what was tried and what to install. It wraps fault.ErrNotBuilt.
 type LibraryError struct {
 	Lib    string   // the library's usual name, "libnccl.so.2"
 	Symbol string   // the missing symbol, "" when the library itself is missing
@@ -197,9 +197,9 @@ func (e *LibraryError) Error() string {
 	return fmt.Sprintf("%s not found (tried %s: %s): %s", e.Lib, strings.Join(e.Tried, ", "), e.Reason, e.Hint)
 }
 
-func (e *LibraryError) Unwrap() error { return driver.ErrNotBuilt }
+func (e *LibraryError) Unwrap() error { return fault.ErrNotBuilt }
 
 // IsNotFound reports whether err says that a native library or one of its
 // symbols is missing (or the binary has no cgo), as opposed to a failure
 // of a library that loaded.
-func IsNotFound(err error) bool { return errors.Is(err, driver.ErrNotBuilt) }
+func IsNotFound(err error) bool { return errors.Is(err, fault.ErrNotBuilt) }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/fault"
 )
 
 type testLoader struct {
@@ -57,7 +57,7 @@ func TestMissingLibrary(t *testing.T) {
 	ld := &testLoader{missing: true}
 	_, err := Load(ld, spec, spec.Candidates("", ""))
 	var le *LibraryError
-	if !errors.As(err, &le) || le.Lib != "libx.so.1" || le.Symbol != "" || !errors.Is(err, driver.ErrNotBuilt) || !IsNotFound(err) {
+	if !errors.As(err, &le) || le.Lib != "libx.so.1" || le.Symbol != "" || !errors.Is(err, fault.ErrNotBuilt) || !IsNotFound(err) {
 		t.Fatalf("%v, want a LibraryError wrapping ErrNotBuilt", err)
 	}
 	for _, h := range []string{"libx.so.1 not found", "libx.so", "No such file", "install x"} {
@@ -99,7 +99,7 @@ func TestBinder(t *testing.T) {
 	b2 := &Binder{Lib: d, Tramp: tramp}
 	var fnone func() int
 	b2.Fn("x_other", &fnone, false)
-	if !errors.Is(b2.Err, driver.ErrNotBuilt) || !strings.Contains(b2.Err.Error(), "no trampoline") {
+	if !errors.Is(b2.Err, fault.ErrNotBuilt) || !strings.Contains(b2.Err.Error(), "no trampoline") {
 		t.Fatalf("a symbol without a trampoline: %v", b2.Err)
 	}
 	if err := d.Close(); err != nil {

@@ -1,32 +1,32 @@
 package reduce
 
-import "github.com/weft-hpc/weft/collective/driver"
+import "github.com/weft-hpc/weft/internal/dtype"
 
-// Type is the element type of a reduction buffer: driver.DType, whose
+// Type is the element type of a reduction buffer: dtype.DType, whose
 // values are part of the wire protocol and the C ABI.
-type Type = driver.DType
+type Type = dtype.DType
 
 // Element types.
 const (
-	Float32  = driver.Float32
-	Float64  = driver.Float64
-	Float16  = driver.Float16
-	BFloat16 = driver.BFloat16
-	Int32    = driver.Int32
-	Int64    = driver.Int64
-	Uint8    = driver.Uint8
+	Float32  = dtype.Float32
+	Float64  = dtype.Float64
+	Float16  = dtype.Float16
+	BFloat16 = dtype.BFloat16
+	Int32    = dtype.Int32
+	Int64    = dtype.Int64
+	Uint8    = dtype.Uint8
 )
 
-// Op is an elementwise reduction operator: driver.Op. Avg is Sum during
+// Op is an elementwise reduction operator: dtype.Op. Avg is Sum during
 // the reduction followed by one Scale by the number of contributions at
 // the end (floating-point types only).
-type Op = driver.Op
+type Op = dtype.Op
 
 // Reduction operators.
 const (
-	Sum  = driver.Sum
-	Prod = driver.Prod
-	Min  = driver.Min
-	Max  = driver.Max
-	Avg  = driver.Avg
+	Sum  = dtype.Sum
+	Prod = dtype.Prod
+	Min  = dtype.Min
+	Max  = dtype.Max
+	Avg  = dtype.Avg
 )
