@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/weft-hpc/weft/collective/driver"
-	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/collective/nccl"
+	"github.com/weft-hpc/weft/cuda"
 )
 
 // Calls on device memory.
