@@ -51,8 +51,9 @@
 // A worker sends a fixed header (int64 words: op, key, step, version,
 // table version, payload length, statistics) and, for pushes and the
 // initial values, a float32 payload on a second tag. A server has one
-// receiving goroutine per worker, since collective has no any-source
-// receive, and one loop that handles requests one at a time. Responses come
+// receiving goroutine per worker, which takes each header and its payload
+// from that worker as a pair (an AnySource receive would have to look the
+// payload's sender up), and one loop that handles requests one at a time. Responses come
 // back the same way; the response to worker 0's pull of a key carries the
 // key's measurements since the last report. Migrations use one pair of
 // tags per key between the two servers.

@@ -11,7 +11,7 @@ import (
 
 // server is one server rank: a loop that owns the shards of its keys and
 // handles one request at a time, fed by one receiving goroutine per worker
-// (there is no any-source receive in collective).
+// (each takes a worker's header and payload as a pair).
 type server struct {
 	c      *collective.Comm
 	cfg    *Config

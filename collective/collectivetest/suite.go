@@ -1,5 +1,5 @@
-// Package collectivetest is the conformance suite every Communicator
-// implementation runs, as gonum's testblas is for BLAS implementations and
+// Package collectivetest is the conformance suite every backend of
+// package collective runs, as gonum's testblas is for BLAS implementations and
 // x/net's nettest for net.Conn: each backend's test file calls Run (all
 // ranks in one process) or RunRank (one rank per process, under mpirun).
 //

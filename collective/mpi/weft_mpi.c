@@ -19,7 +19,7 @@
 // --- 16-bit floats and Weft's min and max ---------------------------------
 //
 // They must give the bits of internal/half and internal/reduce
-// (kernels_test.go checks them against the Go code).
+// (kernel_test.go checks them against the Go code).
 // They rely on IEEE 754 float32 arithmetic without contraction or excess
 // precision: contraction is off (below), and x86-64 and arm64 evaluate
 // float in float.

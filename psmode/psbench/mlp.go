@@ -6,7 +6,7 @@ import (
 )
 
 // mlp is a one-hidden-layer perceptron for 28x28 images, written with
-// plain loops (nn is not ready): 784 -> hidden (ReLU) -> 10, softmax cross
+// plain loops, a model of its own beside package nn's: 784 -> hidden (ReLU) -> 10, softmax cross
 // entropy. Its parameters are the front of the flat parameter vector: W1
 // (784 x hidden), b1, W2 (hidden x 10), b2.
 type mlp struct {
