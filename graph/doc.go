@@ -67,7 +67,8 @@
 // # Concurrency
 //
 // Build, the generators and KNN block until done and use up to GOMAXPROCS
-// goroutines internally. Progress callbacks are called from the calling
+// goroutines internally, through the parallel loop of internal/par (which
+// package partition shares). Progress callbacks are called from the calling
 // goroutine only, never concurrently. A CSR is safe for concurrent
 // readers; its methods never modify it.
 //
