@@ -49,6 +49,10 @@
 //     plus gaussian noise features, for node classification. Edges by
 //     geometric skipping (Batagelj and Brandes, "Efficient generation of
 //     large random networks", Phys. Rev. E 71, 2005).
+//   - [Geo]: random geometric graph, uniform points in the unit square
+//     joined to their k nearest, classes by the Voronoi regions of random
+//     centres, features as SBM's: the shape of a k-NN graph of real data
+//     at any size.
 //   - [CSL]: circular skip link graphs, 10 classes x 15 graphs of 41 nodes
 //     (Murphy et al., "Relational Pooling for Graph Representations", ICML
 //     2019), the graph classification test of position-aware encoders.
@@ -63,6 +67,16 @@
 // its own PCG source (math/rand/v2) seeded from (seed, stream, chunk)
 // through SplitMix64. Changing a chunk size changes the output, so chunk
 // sizes are constants.
+//
+// # Splits
+//
+// The split rules `weft gen` applies live here, so that a program that
+// calls [SBM] or [Geo] itself gets the splits the command writes:
+// [RandomSplits] is the seeded 60/20/20 train/valid/test split of gen sbm
+// and gen geo, and [LabelledPerClass] cuts a training split to n seeded
+// nodes of each class (--train-per-class, also on gen fmnist-knn's
+// published split). Both draw from a PCG of the seed and a constant of
+// their own, apart from the generators' streams.
 //
 // # Concurrency
 //

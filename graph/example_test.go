@@ -92,6 +92,23 @@ func ExampleSBM() {
 	// 1000 nodes, 16000 features, homophily 0.8
 }
 
+// The splits `weft gen sbm --train-per-class 20` writes, for a program
+// that generates the graph itself.
+func ExampleRandomSplits() {
+	const seed = 1
+	el, labels, _ := graph.SBM(graph.SBMOptions{Nodes: 1000, Blocks: 4, DegIn: 8, DegOut: 2}, seed)
+	splits := graph.RandomSplits(el.NumNodes, seed)
+	fmt.Println(len(splits["train"]), len(splits["valid"]), len(splits["test"]))
+	few, err := graph.LabelledPerClass(splits["train"], labels, 20, seed)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(few), "labelled training nodes")
+	// Output:
+	// 600 200 200
+	// 80 labelled training nodes
+}
+
 func ExampleCSL() {
 	set, err := graph.CSL(graph.CSLOptions{}, 1)
 	if err != nil {
