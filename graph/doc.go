@@ -1,7 +1,7 @@
 // Package graph holds Weft's in-memory graphs: the CSR type that the HDF5
 // layout, the partitioners and the GNN sampler share, the node data that
 // goes with it, a parallel builder from edge lists, and the generators and
-// loaders behind `weft gen`.
+// split rules behind `weft gen`.
 //
 // # One model: EdgeList, CSR, NodeData
 //
@@ -58,9 +58,9 @@
 //     2019), the graph classification test of position-aware encoders.
 //   - [Grid2D]: the 4-neighbour grid.
 //   - [KNN]: the exact k-nearest-neighbour graph of a feature matrix, with
-//     an optional seeded Gaussian random projection; with
-//     [LoadFashionMNIST] it builds the Fashion-MNIST graph (Xiao, Rasul,
-//     Vollgraf, 2017) from Debian's dataset-fashion-mnist package.
+//     an optional seeded Gaussian random projection; on the images that
+//     package ingest/fmnist reads it builds the Fashion-MNIST graph
+//     (Xiao, Rasul, Vollgraf, 2017) of `weft gen fmnist-knn`.
 //
 // Every generator is deterministic in its seed and independent of
 // GOMAXPROCS: work is split into fixed chunks, and each chunk draws from
@@ -88,7 +88,7 @@
 //
 // # Build requirements and environment
 //
-// Pure Go, standard library only; no cgo, no environment variables. The
-// Fashion-MNIST loader reads /usr/share/datasets/fashion-mnist
-// ([FashionMNISTDir]) or any directory holding the four IDX files.
+// Pure Go, standard library only; no cgo, no environment variables. It
+// reads no dataset files (readers of file formats live in hdf5io, ingest
+// and ingest/fmnist); CheckNodes and CheckBuild read /proc/meminfo.
 package graph

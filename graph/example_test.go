@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 func ExampleBuild() {
@@ -145,12 +146,12 @@ func ExampleKNN() {
 // projected to 64 dimensions, 10 neighbours, symmetrized. On two idle
 // cores it takes under a minute (the exact 784-dimension search about 8);
 // the graph's label homophily is 0.77.
-func ExampleLoadFashionMNIST() {
-	d, err := graph.LoadFashionMNIST(graph.FashionMNISTDir, graph.FMNISTOptions{})
+func ExampleKNN_fashionMNIST() {
+	d, err := fmnist.Load(fmnist.Dir, fmnist.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	el, err := graph.KNN(d.Feat, d.NumNodes(), graph.FMNISTDim, 10, graph.KNNOptions{ProjectDim: 64, Seed: 1})
+	el, err := graph.KNN(d.Feat, d.NumNodes(), fmnist.Dim, 10, graph.KNNOptions{ProjectDim: 64, Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/internal/progress"
 )
 
@@ -185,7 +186,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := time.Now()
-			ds, err := graph.LoadFashionMNIST(dir, graph.FMNISTOptions{Limit: limit})
+			ds, err := fmnist.Load(dir, fmnist.Options{Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -193,7 +194,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			bar := progress.Count("k-NN", int64(ds.NumNodes()))
 			n := int64(ds.NumNodes())
 			el, err := generate(cmd.Context(), out, size{n, 2 * n * int64(k), 0}, func() (*graph.EdgeList, error) {
-				return graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, k,
+				return graph.KNN(ds.Feat, ds.NumNodes(), fmnist.Dim, k,
 					graph.KNNOptions{ProjectDim: project, Seed: seed, Progress: bar.Report})
 			})
 			bar.Done()
@@ -201,7 +202,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 				return err
 			}
 			d := &dataset{edges: el, undirected: true}
-			d.nodes.Feat, d.nodes.FeatDim, d.nodes.Label = ds.Feat, graph.FMNISTDim, ds.Label
+			d.nodes.Feat, d.nodes.FeatDim, d.nodes.Label = ds.Feat, fmnist.Dim, ds.Label
 			d.nodes.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
 			if d.nodes.Splits["train"], err = graph.LabelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
 				return fmt.Errorf("gen fmnist-knn: --train-per-class %d: %w", perClass, err)
@@ -210,7 +211,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		},
 	}
 	intFlag(fm.Flags(), &k, "k", "", 10, 1, 1<<16, "neighbours per image (the graph is then symmetrised)")
-	fm.Flags().StringVar(&dir, "dir", graph.FashionMNISTDir, "folder with the four IDX .gz files")
+	fm.Flags().StringVar(&dir, "dir", fmnist.Dir, "folder with the four IDX .gz files")
 	intFlag(fm.Flags(), &limit, "limit", "", 0, 0, maxCount, "take only the first N images of each file (0: all 70,000)")
 	intFlag(fm.Flags(), &project, "project", "", 64, 0, 784, "random projection to this many dimensions before the search (0: exact in 784)")
 
