@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -193,7 +193,14 @@ func runBench(ctx context.Context, local int, cpuProfile string, opts []collecti
 			return err
 		}
 		defer stop()
-		return runLocal(ctx, local, opts, out)
+		describe := fmt.Sprintf("%d ranks (goroutines of one process, inproc)", local)
+		errs, err := localRanks(local, opts, func(r int, c *collective.Comm) error {
+			return out.run(ctx, c, r == 0, describe)
+		})
+		if err != nil {
+			return err
+		}
+		return cmp.Or(errs...)
 	}
 	c, err := collective.Open(ctx, opts...)
 	if err != nil {
@@ -351,31 +358,6 @@ func (o *p2pOutput) run(ctx context.Context, c *collective.Comm, print bool, des
 	for _, r := range rs {
 		if r.Wrong > 0 {
 			return fmt.Errorf("bench: %d wrong bytes at %d bytes", r.Wrong, r.Bytes)
-		}
-	}
-	return nil
-}
-
-// runLocal runs out on n goroutine ranks; rank 0 prints.
-func runLocal(ctx context.Context, n int, opts []collective.Option, out benchRun) error {
-	cs, err := collective.NewLocal(n, opts...)
-	if err != nil {
-		return err
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.Close()
-			errs[i] = out.run(ctx, c, i == 0, fmt.Sprintf("%d ranks (goroutines of one process, inproc)", n))
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
 		}
 	}
 	return nil
