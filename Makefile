@@ -99,7 +99,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSignatures$$' -fuzztime $(FUZZTIME) ./collective/mpi
 	$(GO) test -run '^$$' -fuzz '^FuzzEdgeList$$' -fuzztime $(FUZZTIME) ./ingest
 	$(GO) test -run '^$$' -fuzz '^FuzzNpy$$' -fuzztime $(FUZZTIME) ./ingest
-	$(GO) test -run '^$$' -fuzz '^FuzzIDX$$' -fuzztime $(FUZZTIME) ./graph
+	$(GO) test -run '^$$' -fuzz '^FuzzIDX$$' -fuzztime $(FUZZTIME) ./ingest/fmnist
 	$(GO) test -run '^$$' -fuzz '^FuzzOpen$$' -fuzztime $(FUZZTIME_SLOW) -fuzzminimizetime 2s ./hdf5io
 
 bench:

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-hpc/weft/internal/mpitest"
 	"github.com/weft-hpc/weft/internal/rendezvous"
 	"github.com/weft-hpc/weft/internal/wire"
 )
@@ -36,8 +37,8 @@ import (
 func TestStrangerDuringStart(t *testing.T) {
 	for _, mode := range []string{"master", "file"} {
 		t.Run(mode, func(t *testing.T) {
-			port := freePort(t)
-			env := []string{"WEFT_TEST_ROLE=conformance", "WEFT_WORLD_SIZE=3", "WEFT_JOB_TOKEN=", "WEFT_JOB_ID=",
+			port := mpitest.FreePort(t)
+			env := []string{mpitest.Role("conformance"), "WEFT_WORLD_SIZE=3", "WEFT_JOB_TOKEN=", "WEFT_JOB_ID=",
 				"WEFT_TEST_SHORT=1", "WEFT_TIMEOUT=30s"}
 			if mode == "master" {
 				env = append(env, "WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT="+strconv.Itoa(port))
@@ -46,15 +47,15 @@ func TestStrangerDuringStart(t *testing.T) {
 			}
 			st := &intruder{t: t, size: 3, guesses: []string{"", "ppid-" + strconv.Itoa(os.Getpid()),
 				"master-127.0.0.1:" + strconv.Itoa(port), "none", "weft", "0"}}
-			j := newJob(t)
+			j := mpitest.NewJob(t)
 			for r := range 3 {
-				cmd := exec.Command(os.Args[0])
+				cmd := exec.Command(mpitest.Self())
 				extra := append([]string{"WEFT_RANK=" + strconv.Itoa(r)}, env...)
 				if mode == "file" {
 					extra = append(extra, "WEFT_LOCAL_RANK="+strconv.Itoa(r))
 				}
 				cmd.Env = os.Environ()
-				j.start(t, cmd, extra)
+				j.Start(t, cmd, extra)
 				// Rank 0 listens for the store and for ranks 1 and 2,
 				// rank 1 for rank 2: the stranger goes wherever a rank
 				// waits, before the rank it pretends to be has started.
@@ -73,7 +74,7 @@ func TestStrangerDuringStart(t *testing.T) {
 						break
 					}
 					if time.Now().After(deadline) {
-						t.Fatalf("rank %d does not listen after 30 s:\n%s", r, j.outs[r])
+						t.Fatalf("rank %d does not listen after 30 s:\n%s", r, j.Outs[r])
 					}
 				}
 				if r == 0 {
@@ -81,8 +82,8 @@ func TestStrangerDuringStart(t *testing.T) {
 				}
 			}
 			for r := range 3 {
-				if line := j.result(t, r, 2*time.Minute); !strings.HasPrefix(line, "RESULT ok") {
-					t.Errorf("rank %d: %s\n%s", r, line, j.outs[r])
+				if line := j.Result(t, r, 2*time.Minute); !strings.HasPrefix(line, "RESULT ok") {
+					t.Errorf("rank %d: %s\n%s", r, line, j.Outs[r])
 				}
 			}
 			st.wg.Wait()
@@ -265,17 +266,17 @@ func (s *intruder) checkFile(mode string, port int) {
 // WEFT_WORLD_SIZE: both must fail at once, not at the timeout, naming the
 // variable and both values.
 func TestWorldSizeDisagreement(t *testing.T) {
-	port := freePort(t)
-	j := newJob(t)
+	port := mpitest.FreePort(t)
+	j := mpitest.NewJob(t)
 	for r, size := range []int{2, 3} {
-		cmd := exec.Command(os.Args[0])
+		cmd := exec.Command(mpitest.Self())
 		cmd.Env = os.Environ()
-		j.start(t, cmd, []string{"WEFT_TEST_ROLE=conformance", "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=" + strconv.Itoa(size),
+		j.Start(t, cmd, []string{mpitest.Role("conformance"), "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=" + strconv.Itoa(size),
 			"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT=" + strconv.Itoa(port), "WEFT_TIMEOUT=60s"})
 	}
 	start := time.Now()
 	for r := range 2 {
-		line := j.result(t, r, 30*time.Second)
+		line := j.Result(t, r, 30*time.Second)
 		for _, want := range []string{"RESULT init-error", "ranks disagree on the world size: WEFT_WORLD_SIZE=3 at rank 1 (pid ",
 			"WEFT_WORLD_SIZE=2 at rank 0 (pid "} {
 			if !strings.Contains(line, want) {
@@ -292,16 +293,16 @@ func TestWorldSizeDisagreement(t *testing.T) {
 // rank 0's: rank 1 must fail at once, saying the ranks do not share a
 // token; rank 0 cannot tell it from a stranger, and waits.
 func TestTokenDisagreement(t *testing.T) {
-	port := freePort(t)
-	j := newJob(t)
+	port := mpitest.FreePort(t)
+	j := mpitest.NewJob(t)
 	for r := range 2 {
-		cmd := exec.Command(os.Args[0])
+		cmd := exec.Command(mpitest.Self())
 		cmd.Env = os.Environ()
-		j.start(t, cmd, []string{"WEFT_TEST_ROLE=conformance", "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=2",
+		j.Start(t, cmd, []string{mpitest.Role("conformance"), "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=2",
 			"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT=" + strconv.Itoa(port), "WEFT_TIMEOUT=60s",
 			"WEFT_JOB_TOKEN=token-of-rank-" + strconv.Itoa(r)})
 	}
-	line := j.result(t, 1, 30*time.Second)
+	line := j.Result(t, 1, 30*time.Second)
 	for _, want := range []string{"RESULT init-error", "403 Forbidden: refused: wrong job token", "the ranks do not share a job token"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("rank 1: %s\nlacks %q", line, want)
@@ -316,17 +317,17 @@ func TestTokenDisagreement(t *testing.T) {
 // the store's port taken, and says it may be one.
 func TestRankTaken(t *testing.T) {
 	t.Run("forming", func(t *testing.T) {
-		port := freePort(t)
-		j := newJob(t)
+		port := mpitest.FreePort(t)
+		j := mpitest.NewJob(t)
 		for _, r := range []int{0, 1, 1} { // rank 2 was meant, rank 1 typed
-			cmd := exec.Command(os.Args[0])
+			cmd := exec.Command(mpitest.Self())
 			cmd.Env = os.Environ()
-			j.start(t, cmd, []string{"WEFT_TEST_ROLE=conformance", "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=3",
+			j.Start(t, cmd, []string{mpitest.Role("conformance"), "WEFT_RANK=" + strconv.Itoa(r), "WEFT_WORLD_SIZE=3",
 				"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT=" + strconv.Itoa(port), "WEFT_TIMEOUT=60s"})
 		}
 		start := time.Now()
 		for i := range 3 {
-			line := j.result(t, i, 30*time.Second)
+			line := j.Result(t, i, 30*time.Second)
 			if !strings.Contains(line, "RESULT init-error") || !strings.Contains(line, "the job cannot start: WEFT_RANK=1 is taken: pid ") {
 				t.Errorf("process %d: %s", i, line)
 			}
@@ -337,21 +338,21 @@ func TestRankTaken(t *testing.T) {
 	})
 	t.Run("rank 0", func(t *testing.T) {
 		gate := filepath.Join(t.TempDir(), "gate")
-		j := startJob(t, 2, "mismatch", "WEFT_TIMEOUT=60s", "WEFT_TEST_GATE="+gate)
+		j := mpitest.StartRanks(t, 2, "mismatch", "WEFT_TIMEOUT=60s", "WEFT_TEST_GATE="+gate)
 		for r := range 2 {
-			j.waitFor(t, r, "READY", 30*time.Second)
+			j.WaitFor(t, r, "READY", 30*time.Second)
 		}
-		late := exec.Command(os.Args[0])
-		late.Env = append([]string{}, j.cmds[0].Env...)
-		j.start(t, late, []string{"WEFT_TEST_ROLE=conformance"})
-		if line := j.result(t, 2, 30*time.Second); !strings.Contains(line, "the port is taken, by another job or by a process started as rank 0 of this one already (WEFT_RANK=0 twice?)") {
+		late := exec.Command(mpitest.Self())
+		late.Env = append([]string{}, j.Cmds[0].Env...)
+		j.Start(t, late, []string{mpitest.Role("conformance")})
+		if line := j.Result(t, 2, 30*time.Second); !strings.Contains(line, "the port is taken, by another job or by a process started as rank 0 of this one already (WEFT_RANK=0 twice?)") {
 			t.Errorf("a second rank 0: %s", line)
 		}
 		if err := os.WriteFile(gate, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for r := range 2 {
-			if line := j.result(t, r, 30*time.Second); !strings.Contains(line, "err=<nil>") {
+			if line := j.Result(t, r, 30*time.Second); !strings.Contains(line, "err=<nil>") {
 				t.Errorf("rank %d after the second rank 0: %s", r, line)
 			}
 		}
@@ -365,16 +366,16 @@ func TestRankTaken(t *testing.T) {
 			if token == "no-token" {
 				extra = append(extra, "WEFT_JOB_TOKEN=")
 			}
-			j := startJob(t, 2, "mismatch", extra...)
+			j := mpitest.StartRanks(t, 2, "mismatch", extra...)
 			for r := range 2 {
-				j.waitFor(t, r, "READY", 30*time.Second)
+				j.WaitFor(t, r, "READY", 30*time.Second)
 			}
-			late := exec.Command(os.Args[0])
-			late.Env = append([]string{}, j.cmds[1].Env...) // rank 1's very settings
-			j.start(t, late, []string{"WEFT_TEST_ROLE=conformance"})
+			late := exec.Command(mpitest.Self())
+			late.Env = append([]string{}, j.Cmds[1].Env...) // rank 1's very settings
+			j.Start(t, late, []string{mpitest.Role("conformance")})
 			start := time.Now()
-			line := j.result(t, 2, 30*time.Second)
-			if !strings.Contains(line, "RESULT init-error") || !strings.Contains(line, "WEFT_RANK=1 is taken: pid "+strconv.Itoa(j.cmds[1].Process.Pid)) ||
+			line := j.Result(t, 2, 30*time.Second)
+			if !strings.Contains(line, "RESULT init-error") || !strings.Contains(line, "WEFT_RANK=1 is taken: pid "+strconv.Itoa(j.Cmds[1].Process.Pid)) ||
 				!strings.Contains(line, "all 2 ranks of the job have joined: it runs without this process") {
 				t.Errorf("the late rank 1: %s", line)
 			}
@@ -385,7 +386,7 @@ func TestRankTaken(t *testing.T) {
 				t.Fatal(err)
 			}
 			for r := range 2 {
-				if line := j.result(t, r, 30*time.Second); !strings.Contains(line, "mismatch=false") || !strings.Contains(line, "err=<nil>") {
+				if line := j.Result(t, r, 30*time.Second); !strings.Contains(line, "mismatch=false") || !strings.Contains(line, "err=<nil>") {
 					t.Errorf("rank %d after the latecomer: %s", r, line)
 				}
 			}
@@ -397,8 +398,8 @@ func TestRankTaken(t *testing.T) {
 // WEFT_WORLD_SIZE set once made separate one-rank worlds; it must fail at
 // once, naming the variables and both values.
 func TestLocalBackendWithWorldSize(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE=conformance", "WEFT_BACKEND=local", "WEFT_RANK=1", "WEFT_WORLD_SIZE=2")
+	cmd := exec.Command(mpitest.Self())
+	cmd.Env = append(os.Environ(), mpitest.Role("conformance"), "WEFT_BACKEND=local", "WEFT_RANK=1", "WEFT_WORLD_SIZE=2")
 	out, _ := cmd.CombinedOutput()
 	want := "backend local (WEFT_BACKEND) is a world of this one process, but WEFT_WORLD_SIZE=2 and WEFT_RANK=1 make it rank 1 of 2"
 	if !strings.Contains(string(out), "RESULT init-error") || !strings.Contains(string(out), want) {

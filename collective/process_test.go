@@ -1,16 +1,15 @@
 package collective_test
 
-// Multi-process tests. The test binary plays two parts: the usual tests,
-// and, when WEFT_TEST_ROLE is set, one rank of a job that a test started
-// (under mpirun, or by hand with WEFT_RANK and friends). Ranks report what
-// they saw on stdout as "RESULT ..." lines that the parent test checks.
+// Multi-process tests, on internal/mpitest's harness. The test binary
+// plays two parts: the usual tests, and, when WEFT_TEST_ROLE is set, one
+// rank of a job that a test started (under mpirun, or by hand with
+// WEFT_RANK and friends). Ranks report what they saw on stdout as
+// "RESULT ..." lines that the parent test checks.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,12 +25,7 @@ import (
 	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
-func TestMain(m *testing.M) {
-	if role := os.Getenv("WEFT_TEST_ROLE"); role != "" {
-		os.Exit(runRole(role))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(mpitest.Main(m, runRole)) }
 
 // runRole is one rank of a multi-process test.
 func runRole(role string) int {
@@ -145,10 +139,7 @@ func runRole(role string) int {
 // started by Open MPI's mpirun, over shared memory (the default on one
 // host) and over TCP (WEFT_SHM=off).
 func TestConformanceMPI(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
+	mpitest.Mpirun(t)
 	for _, tc := range []struct {
 		np  int
 		shm string
@@ -157,111 +148,15 @@ func TestConformanceMPI(t *testing.T) {
 		t.Run(fmt.Sprintf("np=%d/shm=%s", np, tc.shm), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, mpirun, "-np", strconv.Itoa(np), "-x", "WEFT_TEST_ROLE=conformance", "-x", "WEFT_BACKEND=tcp",
-				"-x", "WEFT_SHM="+tc.shm, "-x", "WEFT_TEST_SHORT="+map[bool]string{true: "1"}[testing.Short()], os.Args[0])
-			cmd.Env = mpitest.Env()
+			cmd := mpitest.Command(ctx, t, np, "conformance", "WEFT_BACKEND=tcp",
+				"WEFT_SHM="+tc.shm, "WEFT_TEST_SHORT="+map[bool]string{true: "1"}[testing.Short()])
 			out, err := cmd.CombinedOutput()
 			oks := strings.Count(string(out), "RESULT ok rank")
 			if err != nil || oks != np {
-				t.Fatalf("mpirun -np %d: %v; %d of %d ranks passed\n%s", np, err, oks, np, tail(out, 60))
+				t.Fatalf("mpirun -np %d: %v; %d of %d ranks passed\n%s", np, err, oks, np, mpitest.Tail(out, 60))
 			}
 		})
 	}
-}
-
-func tail(b []byte, lines int) string {
-	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
-}
-
-// job is a set of rank processes started by hand, as a user without a
-// launcher would: WEFT_RANK, WEFT_WORLD_SIZE, WEFT_MASTER_ADDR/PORT.
-type job struct {
-	cmds []*exec.Cmd
-	outs []*mpitest.Buffer
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func startJob(t *testing.T, n int, role string, extra ...string) *job {
-	t.Helper()
-	port := freePort(t)
-	j := newJob(t)
-	for r := range n {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE="+role, "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
-			"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT="+strconv.Itoa(port), "WEFT_JOB_TOKEN=test-"+t.Name())
-		j.start(t, cmd, extra)
-	}
-	return j
-}
-
-// newJob returns an empty job whose processes are killed when the test
-// ends.
-func newJob(t *testing.T) *job {
-	j := &job{}
-	t.Cleanup(func() {
-		for _, c := range j.cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
-	})
-	return j
-}
-
-// start starts one rank with extra variables, capturing its output.
-func (j *job) start(t *testing.T, cmd *exec.Cmd, extra []string) {
-	t.Helper()
-	cmd.Env = append(cmd.Env, extra...)
-	out := &mpitest.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	j.cmds = append(j.cmds, cmd)
-	j.outs = append(j.outs, out)
-}
-
-// waitFor waits until rank r printed s, or fails the test.
-func (j *job) waitFor(t *testing.T, r int, s string, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !strings.Contains(j.outs[r].String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("rank %d did not print %q within %v:\n%s", r, s, d, j.outs[r])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// result returns rank r's RESULT line once the process has exited.
-func (j *job) result(t *testing.T, r int, d time.Duration) string {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- j.cmds[r].Wait() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("rank %d did not exit within %v (a hang):\n%s", r, d, j.outs[r])
-	}
-	sc := bufio.NewScanner(strings.NewReader(j.outs[r].String()))
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "RESULT ") {
-			return sc.Text()
-		}
-	}
-	t.Fatalf("rank %d printed no result:\n%s", r, j.outs[r])
-	return ""
 }
 
 // TestKilledRank kills rank 2 of 4 in the middle of a large allreduce:
@@ -274,15 +169,15 @@ func TestKilledRank(t *testing.T) {
 }
 
 func killedRank(t *testing.T, env string) {
-	j := startJob(t, 4, "fault", "WEFT_TIMEOUT=20s", env)
+	j := mpitest.StartRanks(t, 4, "fault", "WEFT_TIMEOUT=20s", env)
 	for r := range 4 {
-		j.waitFor(t, r, "READY", 30*time.Second)
+		j.WaitFor(t, r, "READY", 30*time.Second)
 	}
 	time.Sleep(300 * time.Millisecond) // well inside the allreduce loop
 	killed := time.Now()
-	j.cmds[2].Process.Signal(syscall.SIGKILL)
+	j.Cmds[2].Process.Signal(syscall.SIGKILL)
 	for _, r := range []int{0, 1, 3} {
-		line := j.result(t, r, 15*time.Second)
+		line := j.Result(t, r, 15*time.Second)
 		if !strings.Contains(line, "peer=2 ") || !strings.Contains(line, `kind="peer lost"`) || !strings.Contains(line, "rank 2") {
 			t.Errorf("rank %d: %s", r, line)
 		}
@@ -301,15 +196,15 @@ func TestSilentRank(t *testing.T) {
 }
 
 func silentRank(t *testing.T, env string) {
-	j := startJob(t, 3, "fault", "WEFT_TIMEOUT=3s", env)
+	j := mpitest.StartRanks(t, 3, "fault", "WEFT_TIMEOUT=3s", env)
 	for r := range 3 {
-		j.waitFor(t, r, "READY", 30*time.Second)
+		j.WaitFor(t, r, "READY", 30*time.Second)
 	}
 	time.Sleep(200 * time.Millisecond)
-	j.cmds[1].Process.Signal(syscall.SIGSTOP)
+	j.Cmds[1].Process.Signal(syscall.SIGSTOP)
 	stopped := time.Now()
 	for _, r := range []int{0, 2} {
-		line := j.result(t, r, 20*time.Second)
+		line := j.Result(t, r, 20*time.Second)
 		if !strings.Contains(line, "peer=1 ") || !strings.Contains(line, `kind="timed out"`) {
 			t.Errorf("rank %d: %s", r, line)
 		}
@@ -326,7 +221,7 @@ func silentRank(t *testing.T, env string) {
 	if d := time.Since(stopped); d > 10*time.Second {
 		t.Errorf("ranks took %v to give up on a silent peer (timeout 3s)", d)
 	}
-	j.cmds[1].Process.Signal(syscall.SIGKILL)
+	j.Cmds[1].Process.Signal(syscall.SIGKILL)
 }
 
 // TestMismatch makes ranks call different collectives, or the same one
@@ -363,16 +258,16 @@ func TestMismatch(t *testing.T) {
 				}
 				t.Run(name, func(t *testing.T) {
 					gate := filepath.Join(t.TempDir(), "gate")
-					j := startJob(t, tc.np, "mismatch", "WEFT_TEST_MISMATCH="+tc.kind, "WEFT_TIMEOUT=20s", "WEFT_TEST_GATE="+gate,
+					j := mpitest.StartRanks(t, tc.np, "mismatch", "WEFT_TEST_MISMATCH="+tc.kind, "WEFT_TIMEOUT=20s", "WEFT_TEST_GATE="+gate,
 						"WEFT_SHM="+shm, "WEFT_ALGO="+algo)
 					for r := range tc.np {
-						j.waitFor(t, r, "READY", 30*time.Second)
+						j.WaitFor(t, r, "READY", 30*time.Second)
 					}
 					if err := os.WriteFile(gate, nil, 0o644); err != nil {
 						t.Fatal(err)
 					}
 					for r := range tc.np {
-						line := j.result(t, r, 15*time.Second)
+						line := j.Result(t, r, 15*time.Second)
 						if !strings.Contains(line, "mismatch=true") || !strings.Contains(line, fmt.Sprintf("peer=%d ", tc.odd)) ||
 							!strings.Contains(line, fmt.Sprintf("rank %d is the odd one out", tc.odd)) {
 							t.Errorf("rank %d: %s", r, line)
@@ -385,7 +280,7 @@ func TestMismatch(t *testing.T) {
 							t.Errorf("rank %d failed %.2fs into the call (timeout 20s): %s", r, after, line)
 						}
 						t.Logf("rank %d: %s", r, line)
-						warned := warning.FindAllStringSubmatch(j.outs[r].String(), -1)
+						warned := warning.FindAllStringSubmatch(j.Outs[r].String(), -1)
 						if len(warned) != 1 || warned[0][1] != fmt.Sprint(tc.odd) {
 							t.Errorf("rank %d logged %q, want one warning naming culprit %d", r, warned, tc.odd)
 						}
@@ -400,31 +295,27 @@ func TestMismatch(t *testing.T) {
 // 1, ranks 1-3 root 0. Every rank must fail fast (WEFT_TIMEOUT is 10s)
 // with ErrMismatch blaming rank 0, over shared memory and over TCP.
 func TestMismatchMPI(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
+	mpitest.Mpirun(t)
 	for _, shm := range []string{"auto", "off"} {
 		t.Run("shm="+shm, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, mpirun, "-np", "4", "-x", "WEFT_TEST_ROLE=mismatch", "-x", "WEFT_TEST_MISMATCH=bcast-root",
-				"-x", "WEFT_BACKEND=tcp", "-x", "WEFT_TIMEOUT=10s", "-x", "WEFT_SHM="+shm, os.Args[0])
-			cmd.Env = mpitest.Env()
+			cmd := mpitest.Command(ctx, t, 4, "mismatch", "WEFT_TEST_MISMATCH=bcast-root",
+				"WEFT_BACKEND=tcp", "WEFT_TIMEOUT=10s", "WEFT_SHM="+shm)
 			out, _ := cmd.CombinedOutput()
 			results := regexp.MustCompile(`RESULT rank=(\d) mismatch=(\w+) peer=(-?\d+) after=([0-9.]+)`).FindAllStringSubmatch(string(out), -1)
 			if len(results) != 4 {
-				t.Fatalf("%d of 4 ranks reported:\n%s", len(results), tail(out, 40))
+				t.Fatalf("%d of 4 ranks reported:\n%s", len(results), mpitest.Tail(out, 40))
 			}
 			for _, m := range results {
 				var after float64
 				fmt.Sscan(m[4], &after)
 				if m[2] != "true" || m[3] != "0" || after > 3 {
-					t.Errorf("rank %s: mismatch=%s, blames %s, after %ss; want a mismatch blaming rank 0 well within 10s\n%s", m[1], m[2], m[3], m[4], tail(out, 40))
+					t.Errorf("rank %s: mismatch=%s, blames %s, after %ss; want a mismatch blaming rank 0 well within 10s\n%s", m[1], m[2], m[3], m[4], mpitest.Tail(out, 40))
 				}
 			}
 			if warned := warning.FindAllStringSubmatch(string(out), -1); len(warned) != 4 {
-				t.Errorf("%d warnings, want one a rank:\n%s", len(warned), tail(out, 40))
+				t.Errorf("%d warnings, want one a rank:\n%s", len(warned), mpitest.Tail(out, 40))
 			} else {
 				for _, w := range warned {
 					if w[1] != "0" {
@@ -515,17 +406,17 @@ func makeHosts(t *testing.T, n int) *netns {
 
 // startHosts runs ranksPerHost ranks in each test host, each with its own
 // host name (a UTS namespace), rank 0 serving the rendezvous in host 0.
-func startHosts(t *testing.T, ns *netns, ranksPerHost int, role string, extra ...string) *job {
+func startHosts(t *testing.T, ns *netns, ranksPerHost int, role string, extra ...string) *mpitest.Job {
 	t.Helper()
 	n := len(ns.names) * ranksPerHost
-	j := newJob(t)
+	j := mpitest.NewJob(t)
 	for r := range n {
 		h := r / ranksPerHost
 		cmd := exec.Command(ns.ip, "netns", "exec", ns.names[h], "unshare", "--uts", "sh", "-c",
-			fmt.Sprintf(`hostname weft-test-host%d && exec "$0"`, h), os.Args[0])
-		cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE="+role, "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
+			fmt.Sprintf(`hostname weft-test-host%d && exec "$0"`, h), mpitest.Self())
+		cmd.Env = append(os.Environ(), mpitest.Role(role), "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE="+strconv.Itoa(n),
 			"WEFT_MASTER_ADDR="+ns.addrs[0], "WEFT_MASTER_PORT=29511", "WEFT_JOB_TOKEN=netns-"+t.Name(), "WEFT_TEST_SHORT=1")
-		j.start(t, cmd, extra)
+		j.Start(t, cmd, extra)
 	}
 	return j
 }
@@ -540,26 +431,26 @@ func TestMultiHostNetns(t *testing.T) {
 	t.Run("conformance", func(t *testing.T) {
 		j := startHosts(t, ns, 2, "conformance")
 		for r := range 4 {
-			line := j.result(t, r, 5*time.Minute)
-			out := j.outs[r].String()
+			line := j.Result(t, r, 5*time.Minute)
+			out := j.Outs[r].String()
 			if !strings.HasPrefix(line, "RESULT ok") {
-				t.Errorf("rank %d: %s\n%s", r, line, tail([]byte(out), 20))
+				t.Errorf("rank %d: %s\n%s", r, line, mpitest.Tail([]byte(out), 20))
 			}
 			want := map[int]string{0: "self,shm,tcp,tcp", 1: "shm,self,tcp,tcp", 2: "tcp,tcp,self,shm", 3: "tcp,tcp,shm,self"}[r]
 			if !strings.Contains(out, fmt.Sprintf("TRANSPORTS rank=%d %s", r, want)) {
-				t.Errorf("rank %d: transports, want %s:\n%s", r, want, tail([]byte(out), 5))
+				t.Errorf("rank %d: transports, want %s:\n%s", r, want, mpitest.Tail([]byte(out), 5))
 			}
 		}
 	})
 	t.Run("killed", func(t *testing.T) {
 		j := startHosts(t, ns, 2, "fault", "WEFT_TIMEOUT=20s")
 		for r := range 4 {
-			j.waitFor(t, r, "READY", time.Minute)
+			j.WaitFor(t, r, "READY", time.Minute)
 		}
 		time.Sleep(300 * time.Millisecond)
-		j.cmds[3].Process.Signal(syscall.SIGKILL)
+		j.Cmds[3].Process.Signal(syscall.SIGKILL)
 		for _, r := range []int{0, 1, 2} {
-			line := j.result(t, r, 15*time.Second)
+			line := j.Result(t, r, 15*time.Second)
 			if !strings.Contains(line, "peer=3 ") {
 				t.Errorf("rank %d: %s", r, line)
 			}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 // TestStrangersOnThePorts starts a job of three processes while a
@@ -22,8 +24,8 @@ import (
 func TestStrangersOnThePorts(t *testing.T) {
 	for _, shm := range []string{"auto", "off"} {
 		t.Run("shm="+shm, func(t *testing.T) {
-			port := freePort(t)
-			j := newJob(t)
+			port := mpitest.FreePort(t)
+			j := mpitest.NewJob(t)
 			st := &stranger{seen: map[int]bool{}}
 			defer st.close()
 			// Each rank starts once the stranger is on the ports of the
@@ -31,10 +33,10 @@ func TestStrangersOnThePorts(t *testing.T) {
 			// 1's listener, which the later ranks dial.
 			start := time.Now()
 			for r := range 3 {
-				cmd := exec.Command(os.Args[0])
-				cmd.Env = append(os.Environ(), "WEFT_TEST_ROLE=conformance", "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE=3",
+				cmd := exec.Command(mpitest.Self())
+				cmd.Env = append(os.Environ(), mpitest.Role("conformance"), "WEFT_RANK="+strconv.Itoa(r), "WEFT_WORLD_SIZE=3",
 					"WEFT_MASTER_ADDR=127.0.0.1", "WEFT_MASTER_PORT="+strconv.Itoa(port), "WEFT_JOB_TOKEN=test-"+t.Name())
-				j.start(t, cmd, []string{"WEFT_TEST_SHORT=1", "WEFT_SHM=" + shm, "WEFT_TIMEOUT=30s"})
+				j.Start(t, cmd, []string{"WEFT_TEST_SHORT=1", "WEFT_SHM=" + shm, "WEFT_TIMEOUT=30s"})
 				want := map[int]int{0: 2, 1: 1}[r] // listening sockets to find
 				for deadline := time.Now().Add(30 * time.Second); want > 0; time.Sleep(2 * time.Millisecond) {
 					ps := listeningPorts(cmd.Process.Pid)
@@ -50,12 +52,12 @@ func TestStrangersOnThePorts(t *testing.T) {
 				}
 			}
 			for r := range 3 {
-				j.waitFor(t, r, "TRANSPORTS", 60*time.Second)
+				j.WaitFor(t, r, "TRANSPORTS", 60*time.Second)
 			}
 			opened := time.Since(start)
 			for r := range 3 {
-				if line := j.result(t, r, 2*time.Minute); !strings.HasPrefix(line, "RESULT ok") {
-					t.Errorf("rank %d: %s\n%s", r, line, j.outs[r])
+				if line := j.Result(t, r, 2*time.Minute); !strings.HasPrefix(line, "RESULT ok") {
+					t.Errorf("rank %d: %s\n%s", r, line, j.Outs[r])
 				}
 			}
 			ports := st.ports()

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // BuildOptions controls Build. The zero value builds a directed graph
@@ -123,7 +125,7 @@ func build(el *EdgeList, opt BuildOptions, wide bool) (*CSR, error) {
 		return min(int64(c+1)*buildEdgeChunk, ne) - int64(c)*buildEdgeChunk
 	}
 	progress("count", 0, ne)
-	forChunks(nchunks, func(c int) {
+	par.ForDone(nchunks, func(c int) {
 		lo, hi := int64(c)*buildEdgeChunk, min(int64(c+1)*buildEdgeChunk, ne)
 		bad[c] = -1
 		var loops int64
@@ -197,7 +199,7 @@ func scatterSort[T int32 | int64](el *EdgeList, indptr []int64, m int64, nchunks
 	st.PeakBytes = 8*int64(len(indptr)) + int64(unsafe.Sizeof(z))*m
 	var done int64
 	progress("scatter", 0, ne)
-	forChunks(nchunks, func(c int) {
+	par.ForDone(nchunks, func(c int) {
 		scatter(indptr, idx, src, dst, int64(c)*buildEdgeChunk, min(int64(c+1)*buildEdgeChunk, ne), opt)
 	}, func(c int) {
 		done += min(int64(c+1)*buildEdgeChunk, ne) - int64(c)*buildEdgeChunk
@@ -254,7 +256,7 @@ func sortDedupe[T int32 | int64](indptr []int64, idx []T, progress func(string, 
 	kept := make([]int64, nchunks)
 	var done int64
 	progress("sort", 0, total)
-	forChunks(nchunks, func(c int) {
+	par.ForDone(nchunks, func(c int) {
 		lo, hi, end := rows[c], rows[c+1], starts[c+1]
 		w := starts[c]
 		for v := lo; v < hi; v++ {

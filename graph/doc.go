@@ -1,7 +1,7 @@
 // Package graph holds Weft's in-memory graphs: the CSR type that the HDF5
 // layout, the partitioners and the GNN sampler share, the node data that
 // goes with it, a parallel builder from edge lists, and the generators and
-// loaders behind `weft gen`.
+// split rules behind `weft gen`.
 //
 // # One model: EdgeList, CSR, NodeData
 //
@@ -49,14 +49,18 @@
 //     plus gaussian noise features, for node classification. Edges by
 //     geometric skipping (Batagelj and Brandes, "Efficient generation of
 //     large random networks", Phys. Rev. E 71, 2005).
+//   - [Geo]: random geometric graph, uniform points in the unit square
+//     joined to their k nearest, classes by the Voronoi regions of random
+//     centres, features as SBM's: the shape of a k-NN graph of real data
+//     at any size.
 //   - [CSL]: circular skip link graphs, 10 classes x 15 graphs of 41 nodes
 //     (Murphy et al., "Relational Pooling for Graph Representations", ICML
 //     2019), the graph classification test of position-aware encoders.
 //   - [Grid2D]: the 4-neighbour grid.
 //   - [KNN]: the exact k-nearest-neighbour graph of a feature matrix, with
-//     an optional seeded Gaussian random projection; with
-//     [LoadFashionMNIST] it builds the Fashion-MNIST graph (Xiao, Rasul,
-//     Vollgraf, 2017) from Debian's dataset-fashion-mnist package.
+//     an optional seeded Gaussian random projection; on the images that
+//     package ingest/fmnist reads it builds the Fashion-MNIST graph
+//     (Xiao, Rasul, Vollgraf, 2017) of `weft gen fmnist-knn`.
 //
 // Every generator is deterministic in its seed and independent of
 // GOMAXPROCS: work is split into fixed chunks, and each chunk draws from
@@ -64,16 +68,27 @@
 // through SplitMix64. Changing a chunk size changes the output, so chunk
 // sizes are constants.
 //
+// # Splits
+//
+// The split rules `weft gen` applies live here, so that a program that
+// calls [SBM] or [Geo] itself gets the splits the command writes:
+// [RandomSplits] is the seeded 60/20/20 train/valid/test split of gen sbm
+// and gen geo, and [LabelledPerClass] cuts a training split to n seeded
+// nodes of each class (--train-per-class, also on gen fmnist-knn's
+// published split). Both draw from a PCG of the seed and a constant of
+// their own, apart from the generators' streams.
+//
 // # Concurrency
 //
 // Build, the generators and KNN block until done and use up to GOMAXPROCS
-// goroutines internally. Progress callbacks are called from the calling
+// goroutines internally, through the parallel loop of internal/par (which
+// package partition shares). Progress callbacks are called from the calling
 // goroutine only, never concurrently. A CSR is safe for concurrent
 // readers; its methods never modify it.
 //
 // # Build requirements and environment
 //
-// Pure Go, standard library only; no cgo, no environment variables. The
-// Fashion-MNIST loader reads /usr/share/datasets/fashion-mnist
-// ([FashionMNISTDir]) or any directory holding the four IDX files.
+// Pure Go, standard library only; no cgo, no environment variables. It
+// reads no dataset files (readers of file formats live in hdf5io, ingest
+// and ingest/fmnist); CheckNodes and CheckBuild read /proc/meminfo.
 package graph

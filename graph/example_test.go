@@ -5,6 +5,7 @@ import (
 	"log"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 func ExampleBuild() {
@@ -92,6 +93,23 @@ func ExampleSBM() {
 	// 1000 nodes, 16000 features, homophily 0.8
 }
 
+// The splits `weft gen sbm --train-per-class 20` writes, for a program
+// that generates the graph itself.
+func ExampleRandomSplits() {
+	const seed = 1
+	el, labels, _ := graph.SBM(graph.SBMOptions{Nodes: 1000, Blocks: 4, DegIn: 8, DegOut: 2}, seed)
+	splits := graph.RandomSplits(el.NumNodes, seed)
+	fmt.Println(len(splits["train"]), len(splits["valid"]), len(splits["test"]))
+	few, err := graph.LabelledPerClass(splits["train"], labels, 20, seed)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(few), "labelled training nodes")
+	// Output:
+	// 600 200 200
+	// 80 labelled training nodes
+}
+
 func ExampleCSL() {
 	set, err := graph.CSL(graph.CSLOptions{}, 1)
 	if err != nil {
@@ -128,12 +146,12 @@ func ExampleKNN() {
 // projected to 64 dimensions, 10 neighbours, symmetrized. On two idle
 // cores it takes under a minute (the exact 784-dimension search about 8);
 // the graph's label homophily is 0.77.
-func ExampleLoadFashionMNIST() {
-	d, err := graph.LoadFashionMNIST(graph.FashionMNISTDir, graph.FMNISTOptions{})
+func ExampleKNN_fashionMNIST() {
+	d, err := fmnist.Load(fmnist.Dir, fmnist.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	el, err := graph.KNN(d.Feat, d.NumNodes(), graph.FMNISTDim, 10, graph.KNNOptions{ProjectDim: 64, Seed: 1})
+	el, err := graph.KNN(d.Feat, d.NumNodes(), fmnist.Dim, 10, graph.KNNOptions{ProjectDim: 64, Seed: 1})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/seeds"
 )
 
@@ -46,19 +47,19 @@ func Geo(opt GeoOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 	}
 	nchunks := int(ceilDiv(n, geoChunk))
 	xy := make([]float64, 2*n)
-	forChunks(nchunks, func(c int) {
+	par.For(nchunks, func(c int) {
 		rng := seeds.Rand(seed, streamGeoPoints, uint64(c))
 		for i := 2 * c * geoChunk; i < 2*min((c+1)*geoChunk, n); i++ {
 			xy[i] = rng.Float64()
 		}
-	}, nil)
+	})
 	crng := seeds.Rand(seed, streamGeoCentres, 0)
 	cent := make([]float64, 2*nc)
 	for i := range cent {
 		cent[i] = crng.Float64()
 	}
 	labels = make([]int64, n)
-	forChunks(nchunks, func(c int) {
+	par.For(nchunks, func(c int) {
 		for v := c * geoChunk; v < min((c+1)*geoChunk, n); v++ {
 			best, bd := 0, math.Inf(1)
 			for j := range nc {
@@ -69,7 +70,7 @@ func Geo(opt GeoOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 			}
 			labels[v] = int64(best)
 		}
-	}, nil)
+	})
 
 	nbr := geoKNN(xy, n, k)
 	el = &EdgeList{NumNodes: int64(n), Src: make([]int64, n*k), Dst: nbr}
@@ -114,7 +115,7 @@ func geoKNN(xy []float64, n, k int) []int64 {
 
 	nbr := make([]int64, n*k)
 	nchunks := int(ceilDiv(n, geoChunk))
-	forChunks(nchunks, func(c int) {
+	par.For(nchunks, func(c int) {
 		dist := make([]float32, k)
 		ids := make([]int64, k)
 		for v := c * geoChunk; v < min((c+1)*geoChunk, n); v++ {
@@ -161,6 +162,6 @@ func geoKNN(xy []float64, n, k int) []int64 {
 				}
 			}
 		}
-	}, nil)
+	})
 	return nbr
 }

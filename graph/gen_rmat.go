@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/seeds"
 )
 
@@ -55,7 +56,7 @@ func RMAT(scale, edgeFactor int, p RMATParams, seed uint64) *EdgeList {
 	ne := int64(edgeFactor) << scale
 	perm := rmatPerm(n, seed)
 	el := &EdgeList{NumNodes: n, Src: make([]int64, ne), Dst: make([]int64, ne)}
-	forChunks(int(ceilDiv(ne, rmatChunk)), func(c int) {
+	par.For(int(ceilDiv(ne, rmatChunk)), func(c int) {
 		rng := seeds.PCG(seed, streamRMAT, uint64(c))
 		lo, hi := int64(c)*rmatChunk, min(int64(c+1)*rmatChunk, ne)
 		src, dst := el.Src[lo:hi], el.Dst[lo:hi]
@@ -83,7 +84,7 @@ func RMAT(scale, edgeFactor int, p RMATParams, seed uint64) *EdgeList {
 			}
 			src[i], dst[i] = perm[u], perm[v]
 		}
-	}, nil)
+	})
 	return el
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/seeds"
 )
 
@@ -87,7 +88,7 @@ func SBM(opt SBMOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 
 	nchunks := int(ceilDiv(n, sbmChunk))
 	parts := make([][2][]int64, nchunks)
-	forChunks(nchunks, func(c int) {
+	par.For(nchunks, func(c int) {
 		rng := seeds.Rand(seed, streamSBMEdges, uint64(c))
 		var src, dst []int64
 		for u := c * sbmChunk; u < min((c+1)*sbmChunk, n); u++ {
@@ -118,7 +119,7 @@ func SBM(opt SBMOptions, seed uint64) (el *EdgeList, labels []int64, feat []floa
 			}
 		}
 		parts[c] = [2][]int64{src, dst}
-	}, nil)
+	})
 	var ne int
 	for _, p := range parts {
 		ne += len(p[0])
@@ -150,7 +151,7 @@ func classFeatures(labels []int64, classes, d int, noise float64, chunk int, see
 		cent[i] = crng.NormFloat64()
 	}
 	feat := make([]float32, n*d)
-	forChunks(int(ceilDiv(n, chunk)), func(c int) {
+	par.For(int(ceilDiv(n, chunk)), func(c int) {
 		rng := seeds.Rand(seed, featStream, uint64(c))
 		for v := c * chunk; v < min((c+1)*chunk, n); v++ {
 			cv := cent[int(labels[v])*d:][:d]
@@ -159,6 +160,6 @@ func classFeatures(labels []int64, classes, d int, noise float64, chunk int, see
 				fv[j] = float32(cv[j] + noise*rng.NormFloat64())
 			}
 		}
-	}, nil)
+	})
 	return feat
 }

@@ -3,12 +3,13 @@ package graph
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 // heapSampler polls the live heap (runtime/metrics, no stop-the-world)
@@ -122,10 +123,8 @@ func BenchmarkKNN(b *testing.B) {
 // for the exact 784-dim search on the first 10,000 images too, whose time
 // times 49 estimates the full exact one).
 func BenchmarkKNNFashionMNIST(b *testing.B) {
-	if _, err := os.Stat(filepath.Join(FashionMNISTDir, fmnistTrainImages)); err != nil {
-		b.Skip("Fashion-MNIST not installed")
-	}
-	d, err := LoadFashionMNIST(FashionMNISTDir, FMNISTOptions{})
+	needFMNIST(b)
+	d, err := fmnist.Load(fmnist.Dir, fmnist.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +132,7 @@ func BenchmarkKNNFashionMNIST(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			var h float64
 			for b.Loop() {
-				el, err := KNN(d.Feat[:n*FMNISTDim], n, FMNISTDim, 10, KNNOptions{ProjectDim: pd, Seed: 1})
+				el, err := KNN(d.Feat[:n*fmnist.Dim], n, fmnist.Dim, 10, KNNOptions{ProjectDim: pd, Seed: 1})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/seeds"
 )
 
@@ -71,16 +72,16 @@ func KNN(feat []float32, n, dim, k int, opt KNNOptions) (*EdgeList, error) {
 	}
 	nblocks := ceilDiv(n, knnRowBlock)
 	norms := make([]float32, n)
-	forChunks(nblocks, func(bi int) {
+	par.For(nblocks, func(bi int) {
 		for i := bi * knnRowBlock; i < min((bi+1)*knnRowBlock, n); i++ {
 			r := x[i*d : i*d+d]
 			norms[i] = dot1(r, r)
 		}
-	}, nil)
+	})
 
 	el := &EdgeList{NumNodes: int64(n), Src: make([]int64, n*k), Dst: make([]int64, n*k)}
 	var done int64
-	forChunks(nblocks, func(bi int) {
+	par.ForDone(nblocks, func(bi int) {
 		i0 := bi * knnRowBlock
 		nr := min(knnRowBlock, n-i0)
 		tile := make([]float32, knnRowBlock*knnColBlock)
@@ -200,9 +201,9 @@ func project(x []float32, n, dim, pd int, seed uint64) []float32 {
 		rt[i] = float32(rng.NormFloat64() * s)
 	}
 	out := make([]float32, n*pd)
-	forChunks(ceilDiv(n, knnRowBlock), func(bi int) {
+	par.For(ceilDiv(n, knnRowBlock), func(bi int) {
 		i0 := bi * knnRowBlock
 		dotTile(x, i0, min(knnRowBlock, n-i0), rt, 0, pd, dim, out[i0*pd:], pd)
-	}, nil)
+	})
 	return out
 }

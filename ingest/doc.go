@@ -3,7 +3,9 @@
 // (docs/FORMAT.md). It is pure Go; gzip and zstd come from
 // github.com/klauspost/compress. It sits beside graph and hdf5io and,
 // of Weft's packages, imports only graph: it writes no files, so it
-// needs no libhdf5.
+// needs no libhdf5. Fashion-MNIST's IDX files are read by the package
+// ingest/fmnist beside it, which imports nothing of Weft's, so that nn
+// can read them without importing these readers.
 //
 // # Datasets
 //

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 // Dataset is a classification set held in memory: sample i has features
@@ -39,22 +39,22 @@ func (d *Dataset) Batch(idx []int, x *Tensor, y []int32, shape ...int) []int32 {
 	return y
 }
 
-// LoadFashionMNIST reads Fashion-MNIST from dir (graph.FashionMNISTDir when
-// empty) through graph.LoadFashionMNIST: the 60,000 training images
+// LoadFashionMNIST reads Fashion-MNIST from dir (fmnist.Dir when empty)
+// through package ingest/fmnist: the 60,000 training images
 // (training and validation splits together) and the 10,000 test images,
 // pixels scaled to [0, 1]. limit > 0 keeps the first limit of each file.
 func LoadFashionMNIST(dir string, limit int) (train, test *Dataset, err error) {
 	if dir == "" {
-		dir = graph.FashionMNISTDir
+		dir = fmnist.Dir
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("nn: Fashion-MNIST not found in %s: apt-get install dataset-fashion-mnist (scripts/deps.sh does)", dir)
 	}
-	f, err := graph.LoadFashionMNIST(dir, graph.FMNISTOptions{Limit: limit})
+	f, err := fmnist.Load(dir, fmnist.Options{Limit: limit})
 	if err != nil {
 		return nil, nil, fmt.Errorf("nn: %w", err)
 	}
-	dim := graph.FMNISTDim
+	dim := fmnist.Dim
 	split := func(lo, hi int) *Dataset {
 		d := &Dataset{X: f.Feat[lo*dim : hi*dim], Y: make([]int32, hi-lo), Dim: dim}
 		for i := range d.Y {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // adjacency is an undirected graph without self loops and with int32 ids:
@@ -59,7 +60,7 @@ func undirected(name string, g *graph.CSR) (*adjacency, error) {
 			}
 		}
 	}
-	forRanges(n, chunk, func(lo, hi int64) {
+	par.Ranges(n, chunk, func(lo, hi int64) {
 		for v := lo; v < hi; v++ {
 			c := int64(0)
 			merge(v, func(int64) { c++ })
@@ -70,7 +71,7 @@ func undirected(name string, g *graph.CSR) (*adjacency, error) {
 		ptr[v+1] += ptr[v]
 	}
 	idx := make([]int32, ptr[n])
-	forRanges(n, chunk, func(lo, hi int64) {
+	par.Ranges(n, chunk, func(lo, hi int64) {
 		for v := lo; v < hi; v++ {
 			i := ptr[v]
 			merge(v, func(w int64) { idx[i] = int32(w); i++ })
@@ -81,7 +82,7 @@ func undirected(name string, g *graph.CSR) (*adjacency, error) {
 
 func hasSelfLoops(g *graph.CSR) bool {
 	found := make([]bool, (g.NumNodes+(1<<14)-1)>>14)
-	forRanges(g.NumNodes, 1<<14, func(lo, hi int64) {
+	par.Ranges(g.NumNodes, 1<<14, func(lo, hi int64) {
 		for v := lo; v < hi; v++ {
 			for i := g.Indptr[v]; i < g.Indptr[v+1]; i++ {
 				if g.Index(i) == v {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // BGL is the partitioner of BGL (NSDI 2023), made multilevel:
@@ -178,7 +179,7 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 	bestCut := int64(-1)
 	cands := [][]int32{assignBlocks(top, k, a.n, ntrain, b.ThesisScore, &opt)}
 	rb := make([][]int32, initialTries)
-	forChunks(initialTries, func(try int) {
+	par.For(initialTries, func(try int) {
 		rb[try] = top.initialKway(k, hash3(opt.Seed, streamInitial, uint64(try)), 4)
 	})
 	cands = append(cands, rb...)
@@ -202,7 +203,7 @@ func (b BGL) Partition(ctx context.Context, g *graph.CSR, k int, train []int64, 
 		}
 	}
 	part := make([]int32, a.n)
-	forRanges(a.n, 1<<16, func(lo, hi int64) {
+	par.Ranges(a.n, 1<<16, func(lo, hi int64) {
 		for v := lo; v < hi; v++ {
 			part[v] = cpart[block[v]]
 		}
@@ -249,7 +250,7 @@ func growBlocks(a *adjacency, cap int32, hops int, frac float64, seed uint64, op
 		}
 		nc := (len(frontier) + chunk - 1) / chunk
 		won := make([][]int32, nc)
-		forChunks(nc, func(c int) {
+		par.For(nc, func(c int) {
 			var mine []int32
 			for _, w := range frontier[c*chunk : min((c+1)*chunk, len(frontier))] {
 				bw := block[w]
@@ -390,10 +391,10 @@ func buildBlockGraph(a *adjacency, block []int32, nb int, isTrain []bool) *wgrap
 		wgt []int32
 	}
 	parts := make([]part, nc)
-	nw := workers(nc)
+	nw := par.Workers(nc)
 	stamp := make([][]int32, nw)
 	acc := make([][]int64, nw)
-	forWorkers(nc, func(w, c int) {
+	par.ForWorkers(nc, func(w, c int) {
 		if stamp[w] == nil {
 			stamp[w] = make([]int32, nb)
 			for i := range stamp[w] {

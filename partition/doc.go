@@ -182,7 +182,8 @@
 // # Concurrency and build
 //
 // Partition, Evaluate and the metric functions block until done and use
-// up to GOMAXPROCS goroutines; they never modify their inputs. Progress
+// up to GOMAXPROCS goroutines (the one parallel loop of internal/par,
+// shared with package graph); they never modify their inputs. Progress
 // callbacks come from the calling goroutine only. METIS needs cgo and
 // libmetis (`#cgo LDFLAGS: -lmetis`); everything else is pure Go. The
 // package reads no environment variables.

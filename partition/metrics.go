@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // Metrics describe the quality of a partition. The sampling figures are
@@ -160,7 +161,7 @@ func EdgeCut(g *graph.CSR, part []int32) (cut int64, fraction float64) {
 	const chunk = 1 << 14
 	nc := int((g.NumNodes + chunk - 1) / chunk)
 	cuts := make([]int64, nc)
-	forChunks(nc, func(c int) {
+	par.For(nc, func(c int) {
 		var s int64
 		for v := int64(c) * chunk; v < min(int64(c+1)*chunk, g.NumNodes); v++ {
 			pv := part[v]
@@ -220,9 +221,9 @@ func Halo(g *graph.CSR, part []int32, k, hops int) []int64 {
 		}
 	}
 	out := make([]int64, k)
-	nw := workers(k)
+	nw := par.Workers(k)
 	stamp := make([][]int32, nw)
-	forWorkers(k, func(w, p int) {
+	par.ForWorkers(k, func(w, p int) {
 		if stamp[w] == nil {
 			stamp[w] = make([]int32, g.NumNodes)
 		}

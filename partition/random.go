@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // Random is hash partitioning: node v goes to part hash(seed, v) mod k,
@@ -24,7 +25,7 @@ func (Random) Partition(ctx context.Context, g *graph.CSR, k int, train []int64,
 	}
 	part := make([]int32, g.NumNodes)
 	kk := uint64(k)
-	forRanges(g.NumNodes, 1<<16, func(lo, hi int64) {
+	par.Ranges(g.NumNodes, 1<<16, func(lo, hi int64) {
 		for v := lo; v < hi; v++ {
 			part[v] = int32(hash3(opt.Seed, streamRandom, uint64(v)) % kk)
 		}

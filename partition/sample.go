@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/seeds"
 )
 
@@ -69,13 +70,13 @@ func SamplingTraffic(g *graph.CSR, part []int32, k int, train []int64, opt Metri
 	}
 	sampled := make([]int64, len(batches))
 	remote := make([]int64, len(batches))
-	nw := workers(len(batches))
+	nw := par.Workers(len(batches))
 	type scratch struct {
 		stamp []int32
 		epoch int32
 	}
 	scr := make([]scratch, nw)
-	forWorkers(len(batches), func(w, b int) {
+	par.ForWorkers(len(batches), func(w, b int) {
 		s := &scr[w]
 		if s.stamp == nil {
 			s.stamp = make([]int32, g.NumNodes)

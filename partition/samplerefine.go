@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // SampleRefineCut is the largest share of the edges a partition may cut
@@ -114,14 +116,14 @@ func (g *wgraph) sampleScores(part []int32, isTrain []bool, k int, m sampleModel
 		}
 		for _, f := range m.fanouts {
 			// r becomes log(1 - P(the node picks a given neighbour)).
-			forRanges(int64(n), chunk, func(lo, hi int64) {
+			par.Ranges(int64(n), chunk, func(lo, hi int64) {
 				for u := int(lo); u < int(hi); u++ {
 					if r[u] != 0 {
 						r[u] = float32(math.Log1p(-float64(r[u] * pick(f, g.ptr[u+1]-g.ptr[u]))))
 					}
 				}
 			})
-			forRanges(int64(n), chunk, func(lo, hi int64) {
+			par.Ranges(int64(n), chunk, func(lo, hi int64) {
 				for w := int(lo); w < int(hi); w++ {
 					var x float32
 					for _, u := range g.row(w) {
@@ -158,12 +160,12 @@ func (g *wgraph) sampleScores(part []int32, isTrain []bool, k int, m sampleModel
 		for h := len(m.fanouts) - 1; h >= 0; h-- {
 			f := m.fanouts[h]
 			// z becomes a + z, what a node is worth to the one that picks it.
-			forRanges(int64(n), chunk, func(lo, hi int64) {
+			par.Ranges(int64(n), chunk, func(lo, hi int64) {
 				for v := int(lo); v < int(hi); v++ {
 					z[v] += a[v]
 				}
 			})
-			forRanges(int64(n), chunk, func(lo, hi int64) {
+			par.Ranges(int64(n), chunk, func(lo, hi int64) {
 				for u := int(lo); u < int(hi); u++ {
 					var x float32
 					for _, w := range g.row(u) {

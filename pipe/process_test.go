@@ -1,7 +1,8 @@
 package pipe
 
-// A short run under mpirun: the test binary re-executes itself as the
-// ranks (WEFT_TEST_ROLE=train), which report "RESULT ..." lines.
+// A short run under mpirun, on internal/mpitest's harness: the test
+// binary re-executes itself as the ranks (WEFT_TEST_ROLE=train), which
+// report "RESULT ..." lines.
 
 import (
 	"context"
@@ -9,7 +10,6 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,15 +19,19 @@ import (
 	"github.com/weft-hpc/weft/nn"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("WEFT_TEST_ROLE") == "train" {
-		if err := trainRank(); err != nil {
-			fmt.Printf("RESULT error %v\n", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+func TestMain(m *testing.M) { os.Exit(mpitest.Main(m, runRole)) }
+
+// runRole is one rank of the job TestMPI starts.
+func runRole(role string) int {
+	if role != "train" {
+		fmt.Printf("RESULT unknown role %q\n", role)
+		return 2
 	}
-	os.Exit(m.Run())
+	if err := trainRank(); err != nil {
+		fmt.Printf("RESULT error %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 func trainRank() error {
@@ -71,14 +75,9 @@ func trainRank() error {
 // TestMPI trains SAPipe on 2 ranks under mpirun over Weft's TCP transport
 // and checks that the loss falls and both ranks end with the same bits.
 func TestMPI(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, "-np", "2", "-x", "WEFT_TEST_ROLE=train", "-x", "WEFT_BACKEND=tcp", os.Args[0])
-	cmd.Env = mpitest.Env()
+	cmd := mpitest.Command(ctx, t, 2, "train", "WEFT_BACKEND=tcp")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)

@@ -1,16 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -195,7 +193,14 @@ func runBench(ctx context.Context, local int, cpuProfile string, opts []collecti
 			return err
 		}
 		defer stop()
-		return runLocal(ctx, local, opts, out)
+		describe := fmt.Sprintf("%d ranks (goroutines of one process, inproc)", local)
+		errs, err := localRanks(local, opts, func(r int, c *collective.Comm) error {
+			return out.run(ctx, c, r == 0, describe)
+		})
+		if err != nil {
+			return err
+		}
+		return cmp.Or(errs...)
 	}
 	c, err := collective.Open(ctx, opts...)
 	if err != nil {
@@ -215,43 +220,6 @@ func runBench(ctx context.Context, local int, cpuProfile string, opts []collecti
 func describe(c *collective.Comm) string {
 	l := c.Launch()
 	return fmt.Sprintf("%d ranks (%s, %s, rendezvous %s)", c.Size(), l.Launcher, c.Backend(), l.Rendezvous)
-}
-
-// fitProcs gives this rank its share of the host's CPUs, but at least two
-// Ps, when the user did not set GOMAXPROCS: idle Go threads of one rank
-// looking for work would otherwise steal the CPU the other ranks need (a
-// launcher that binds each rank to its cores has the same effect), and
-// with a single P the link readers and timers queue behind a polling wait
-// (package collective/engine raises GOMAXPROCS to 2 for that;
-// docs/BENCHMARKS.md has the measurements).
-//
-// Not for the mpi backend: a rank's thread waits inside MPI calls, and with
-// a single P Go's sysmon would take it away during every longer call (see
-// package collective/mpi).
-func fitProcs(l *collective.Launch) {
-	if os.Getenv("GOMAXPROCS") != "" || l.LocalRanks <= 0 || l.Backend == "mpi" {
-		return
-	}
-	if share := max(2, l.HostCPUs/l.LocalRanks); share < runtime.GOMAXPROCS(0) {
-		runtime.GOMAXPROCS(share)
-	}
-}
-
-// startProfile starts a CPU profile into path.rank; the returned function
-// stops it.
-func startProfile(path string, rank int) (func(), error) {
-	if path == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(fmt.Sprintf("%s.%d", path, rank))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // benchOutput runs a collective's benchmark and prints it.
@@ -390,31 +358,6 @@ func (o *p2pOutput) run(ctx context.Context, c *collective.Comm, print bool, des
 	for _, r := range rs {
 		if r.Wrong > 0 {
 			return fmt.Errorf("bench: %d wrong bytes at %d bytes", r.Wrong, r.Bytes)
-		}
-	}
-	return nil
-}
-
-// runLocal runs out on n goroutine ranks; rank 0 prints.
-func runLocal(ctx context.Context, n int, opts []collective.Option, out benchRun) error {
-	cs, err := collective.NewLocal(n, opts...)
-	if err != nil {
-		return err
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer c.Close()
-			errs[i] = out.run(ctx, c, i == 0, fmt.Sprintf("%d ranks (goroutines of one process, inproc)", n))
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
 		}
 	}
 	return nil

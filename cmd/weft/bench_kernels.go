@@ -10,11 +10,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/gnn/model"
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/units"
 	"github.com/weft-hpc/weft/nn"
 )
@@ -287,23 +286,7 @@ func median(ts []time.Duration) time.Duration {
 // number of CPUs.
 func parallel(n int, fn func(chunk, lo, hi int)) {
 	const size = 1 << 20
-	chunks := (n + size - 1) / size
-	next := make(chan int, chunks)
-	for c := range chunks {
-		next <- c
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), chunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range next {
-				fn(c, c*size, min(n, (c+1)*size))
-			}
-		}()
-	}
-	wg.Wait()
+	par.For((n+size-1)/size, func(c int) { fn(c, c*size, min(n, (c+1)*size)) })
 }
 
 // randomVector is n normal float32s, none of them zero.

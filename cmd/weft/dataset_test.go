@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 // TestMain lets a test run this binary's main as a child process
@@ -272,8 +273,8 @@ func TestGen(t *testing.T) {
 		t.Errorf("grid 3x4: %d nodes %d edges", g.NumNodes, g.NumEdges())
 	}
 
-	if _, err := os.Stat(graph.FashionMNISTDir); err != nil {
-		t.Logf("no %s (Debian dataset-fashion-mnist): fmnist-knn not run", graph.FashionMNISTDir)
+	if _, err := os.Stat(fmnist.Dir); err != nil {
+		t.Logf("no %s (Debian dataset-fashion-mnist): fmnist-knn not run", fmnist.Dir)
 	} else {
 		mustWeft(t, "gen", "fmnist-knn", "--limit", "300", "--k", "5", "-o", p("f.h5"))
 		f, err := hdf5io.ReadGraph(p("f.h5"))

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"math/rand/v2"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/internal/progress"
 )
 
@@ -188,7 +186,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := time.Now()
-			ds, err := graph.LoadFashionMNIST(dir, graph.FMNISTOptions{Limit: limit})
+			ds, err := fmnist.Load(dir, fmnist.Options{Limit: limit})
 			if err != nil {
 				return err
 			}
@@ -196,7 +194,7 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 			bar := progress.Count("k-NN", int64(ds.NumNodes()))
 			n := int64(ds.NumNodes())
 			el, err := generate(cmd.Context(), out, size{n, 2 * n * int64(k), 0}, func() (*graph.EdgeList, error) {
-				return graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, k,
+				return graph.KNN(ds.Feat, ds.NumNodes(), fmnist.Dim, k,
 					graph.KNNOptions{ProjectDim: project, Seed: seed, Progress: bar.Report})
 			})
 			bar.Done()
@@ -204,16 +202,16 @@ k-NN graph in shape at any size: neighbourhoods overlap, unlike an SBM's.`,
 				return err
 			}
 			d := &dataset{edges: el, undirected: true}
-			d.nodes.Feat, d.nodes.FeatDim, d.nodes.Label = ds.Feat, graph.FMNISTDim, ds.Label
+			d.nodes.Feat, d.nodes.FeatDim, d.nodes.Label = ds.Feat, fmnist.Dim, ds.Label
 			d.nodes.Splits = map[string][]int64{"train": ds.Train, "valid": ds.Valid, "test": ds.Test}
-			if d.nodes.Splits["train"], err = labelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
-				return fmt.Errorf("gen fmnist-knn: %w", err)
+			if d.nodes.Splits["train"], err = graph.LabelledPerClass(ds.Train, ds.Label, perClass, seed); err != nil {
+				return fmt.Errorf("gen fmnist-knn: --train-per-class %d: %w", perClass, err)
 			}
 			return writeDataset(cmd.Context(), out, d, level)
 		},
 	}
 	intFlag(fm.Flags(), &k, "k", "", 10, 1, 1<<16, "neighbours per image (the graph is then symmetrised)")
-	fm.Flags().StringVar(&dir, "dir", graph.FashionMNISTDir, "folder with the four IDX .gz files")
+	fm.Flags().StringVar(&dir, "dir", fmnist.Dir, "folder with the four IDX .gz files")
 	intFlag(fm.Flags(), &limit, "limit", "", 0, 0, maxCount, "take only the first N images of each file (0: all 70,000)")
 	intFlag(fm.Flags(), &project, "project", "", 64, 0, 784, "random projection to this many dimensions before the search (0: exact in 784)")
 
@@ -253,61 +251,16 @@ func generate[T any](ctx context.Context, out string, sz size, gen func() (T, er
 type size struct{ nodes, edges, extra int64 }
 
 // classified is an undirected generated graph with its labels, features
-// and a 60/20/20 random split (gen sbm, gen geo), its training split cut
-// to perClass nodes of each class unless perClass is 0.
+// and graph's split rules (gen sbm, gen geo): RandomSplits, its training
+// split cut to perClass nodes of each class by LabelledPerClass unless
+// perClass is 0.
 func classified(el *graph.EdgeList, labels []int64, feat []float32, dim, perClass int, seed uint64) (*dataset, error) {
 	d := &dataset{edges: el, undirected: true}
 	d.nodes.Label, d.nodes.Feat, d.nodes.FeatDim = labels, feat, dim
-	d.nodes.Splits = randomSplits(el.NumNodes, seed)
+	d.nodes.Splits = graph.RandomSplits(el.NumNodes, seed)
 	var err error
-	if d.nodes.Splits["train"], err = labelledPerClass(d.nodes.Splits["train"], labels, perClass, seed); err != nil {
-		return nil, err
+	if d.nodes.Splits["train"], err = graph.LabelledPerClass(d.nodes.Splits["train"], labels, perClass, seed); err != nil {
+		return nil, fmt.Errorf("--train-per-class %d: %w", perClass, err)
 	}
 	return d, nil
-}
-
-// labelledPerClass is a seeded choice of n nodes of each class among
-// train (ascending node ids), returned ascending; train itself when n is
-// 0. A class with fewer than n training nodes is an error that names it.
-func labelledPerClass(train, labels []int64, n int, seed uint64) ([]int64, error) {
-	if n == 0 {
-		return train, nil
-	}
-	if n < 0 {
-		return nil, fmt.Errorf("--train-per-class %d: want at least 1 (or 0 for the whole training split)", n)
-	}
-	byClass := map[int64][]int64{}
-	for _, v := range train {
-		byClass[labels[v]] = append(byClass[labels[v]], v)
-	}
-	r := rand.New(rand.NewPCG(seed, 0x1abe1ed))
-	out := make([]int64, 0, n*len(byClass))
-	for _, c := range slices.Sorted(maps.Keys(byClass)) {
-		ids := byClass[c]
-		if len(ids) < n {
-			return nil, fmt.Errorf("--train-per-class %d: class %d has only %d training nodes", n, c, len(ids))
-		}
-		r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-		out = append(out, ids[:n]...)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-// randomSplits is a seeded 60/20/20 train/valid/test split of n nodes,
-// each list ascending.
-
-func randomSplits(n int64, seed uint64) map[string][]int64 {
-	perm := make([]int64, n)
-	for i := range perm {
-		perm[i] = int64(i)
-	}
-	r := rand.New(rand.NewPCG(seed, 0x5eed5917))
-	r.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
-	a, b := n*6/10, n*8/10
-	out := map[string][]int64{"train": perm[:a:a], "valid": perm[a:b:b], "test": perm[b:]}
-	for _, s := range out {
-		slices.Sort(s)
-	}
-	return out
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,37 +92,27 @@ func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*tr
 		}
 		return res, err
 	}
-	comms, err := collective.NewLocal(o.ranks, collective.WithEmulatedLink(o.gbps))
-	if err != nil {
-		return nil, err
-	}
 	if o.threads == 0 {
 		o.threads = max(1, runtime.GOMAXPROCS(0)/o.ranks)
 	}
 	nn.SetThreads(o.threads)
-	var (
-		wg   sync.WaitGroup
-		res  *trainResult
-		errs = make([]error, o.ranks)
-	)
-	for r, c := range comms {
-		wg.Go(func() {
-			defer c.Close()
-			rr, err := trainRank(ctx, o, c, train, test)
-			if err != nil {
-				errs[r] = fmt.Errorf("rank %d: %w", r, err)
-				c.Abort()
-			}
-			if r == 0 {
-				res = rr
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
+	var res *trainResult
+	errs, err := localRanks(o.ranks, []collective.Option{collective.WithEmulatedLink(o.gbps)}, func(r int, c *collective.Comm) error {
+		rr, err := trainRank(ctx, o, c, train, test)
 		if err != nil {
-			return nil, err
+			c.Abort()
+			return fmt.Errorf("rank %d: %w", r, err)
 		}
+		if r == 0 {
+			res = rr
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := cmp.Or(errs...); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,21 +126,12 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 			return err
 		}
 		defer stop()
-		comms, err := collective.NewLocal(o.ranks, collective.WithEmulatedLink(o.gbps))
+		errs, err := localRanks(o.ranks, []collective.Option{collective.WithEmulatedLink(o.gbps)}, func(_ int, c *collective.Comm) error {
+			return o.run(ctx, job, c)
+		})
 		if err != nil {
 			return err
 		}
-		errs := make([]error, o.ranks)
-		var wg sync.WaitGroup
-		for r, c := range comms {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				errs[r] = o.run(ctx, job, c)
-			}()
-		}
-		wg.Wait()
 		return joinUnique(errs)
 	}
 	c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))

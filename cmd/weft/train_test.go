@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 func needFMNIST(t *testing.T) {
-	if _, err := os.Stat(graph.FashionMNISTDir); err != nil {
-		t.Skipf("Fashion-MNIST not found at %s: the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", graph.FashionMNISTDir)
+	if _, err := os.Stat(fmnist.Dir); err != nil {
+		t.Skipf("Fashion-MNIST not found at %s: the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", fmnist.Dir)
 	}
 }
 

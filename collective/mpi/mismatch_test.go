@@ -23,6 +23,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/mpi"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 // sentinel fills the buffers a mismatched call must leave alone.
@@ -260,10 +261,10 @@ func runRanks(t *testing.T, launcher []string, np int, role string, env ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, launcher[0], launcher[1:]...)
-	cmd.Env = mpiEnv(append([]string{"WEFT_TEST_ROLE=" + role}, env...)...)
+	cmd.Env = mpiEnv(append([]string{mpitest.Role(role)}, env...)...)
 	out, err := cmd.CombinedOutput()
 	if oks := strings.Count(string(out), "RESULT ok rank"); err != nil || oks != np {
-		t.Fatalf("%s: %v; %d of %d ranks passed\n%s", strings.Join(launcher, " "), err, oks, np, tail(out, 40))
+		t.Fatalf("%s: %v; %d of %d ranks passed\n%s", strings.Join(launcher, " "), err, oks, np, mpitest.Tail(out, 40))
 	}
 	return string(out)
 }
@@ -276,10 +277,10 @@ func TestOpenMPIMismatch(t *testing.T) {
 	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich): TestMPICHMismatch runs the cases")
 	}
-	mpirun := openMPIRun(t)
+	mpirun := mpitest.Mpirun(t)
 	for _, np := range []int{2, 4} {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
-			runRanks(t, []string{mpirun, "-np", strconv.Itoa(np), os.Args[0]}, np, "mismatch")
+			runRanks(t, []string{mpirun, "-np", strconv.Itoa(np), mpitest.Self()}, np, "mismatch")
 		})
 	}
 }
@@ -291,15 +292,6 @@ func TestMPICHMismatch(t *testing.T) {
 		t.Skip("mpiexec.mpich not found: install mpich and libmpich-dev (scripts/deps.sh does) to test the MPICH build")
 	}
 	runRanks(t, []string{mpiexec, "-n", "2", mpichBinary(t)}, 2, "mismatch")
-}
-
-func openMPIRun(t *testing.T) string {
-	t.Helper()
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
-	return mpirun
 }
 
 // worldRank is this process's rank as the launcher says, before MPI
@@ -339,7 +331,7 @@ func TestCheckSetting(t *testing.T) {
 	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich)")
 	}
-	mpirun := openMPIRun(t)
+	mpirun := mpitest.Mpirun(t)
 	for _, tc := range []struct {
 		np      int
 		vars    string
@@ -350,7 +342,7 @@ func TestCheckSetting(t *testing.T) {
 		{3, "1=first,2=bogus", 2, []string{"rank 2's WEFT_CHECK is not all, first or off", `rank 2: WEFT_CHECK="bogus": want all, first or off`}},
 	} {
 		t.Run(tc.vars, func(t *testing.T) {
-			out := runRanks(t, []string{mpirun, "-np", strconv.Itoa(tc.np), os.Args[0]}, tc.np, "checkvar", "WEFT_TEST_CHECKVAR="+tc.vars)
+			out := runRanks(t, []string{mpirun, "-np", strconv.Itoa(tc.np), mpitest.Self()}, tc.np, "checkvar", "WEFT_TEST_CHECKVAR="+tc.vars)
 			for _, l := range strings.Split(out, "\n") {
 				if !strings.HasPrefix(l, "RESULT ok rank") {
 					continue

@@ -5,8 +5,9 @@ package mpi_test
 // The test binary plays two parts: the usual tests, which start MPI jobs of
 // this same binary under mpirun (Open MPI) or mpiexec.mpich, and, when
 // WEFT_TEST_ROLE is set, one rank of such a job. Ranks report on stdout as
-// "RESULT ..." lines that the parent test counts, as in
-// collective/process_test.go. The parent process never initialises MPI.
+// "RESULT ..." lines that the parent test counts, on internal/mpitest's
+// harness as collective/process_test.go. The parent process never
+// initialises MPI.
 
 import (
 	"context"
@@ -29,10 +30,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv("WEFT_TEST_ROLE"); role != "" {
-		os.Exit(runRole(role))
-	}
-	code := m.Run()
+	code := mpitest.Main(m, runRole)
 	closeBench()
 	if mpich.dir != "" {
 		os.RemoveAll(mpich.dir)
@@ -152,26 +150,18 @@ func runJob(t *testing.T, launcher []string, np int, short bool) {
 	if short {
 		s = "1"
 	}
-	cmd.Env = mpiEnv("WEFT_TEST_ROLE=conformance", "WEFT_TEST_SHORT="+s)
+	cmd.Env = mpiEnv(mpitest.Role("conformance"), "WEFT_TEST_SHORT="+s)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	oks := strings.Count(string(out), "RESULT ok rank")
 	if err != nil || oks != np {
-		t.Fatalf("%s: %v; %d of %d ranks passed\n%s", strings.Join(launcher, " "), err, oks, np, tail(out, 60))
+		t.Fatalf("%s: %v; %d of %d ranks passed\n%s", strings.Join(launcher, " "), err, oks, np, mpitest.Tail(out, 60))
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(l, "RESULT ok rank 0 ") {
 			t.Logf("%s (%.1fs in all)", l, time.Since(start).Seconds())
 		}
 	}
-}
-
-func tail(b []byte, lines int) string {
-	ls := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(ls) > lines {
-		ls = ls[len(ls)-lines:]
-	}
-	return strings.Join(ls, "\n")
 }
 
 // TestOpenMPI runs the conformance suite and the backend's own checks on
@@ -182,13 +172,10 @@ func TestOpenMPI(t *testing.T) {
 	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich): TestMPICH runs the suite")
 	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
+	mpirun := mpitest.Mpirun(t)
 	for _, np := range []int{2, 4} {
 		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
-			runJob(t, []string{mpirun, "-np", strconv.Itoa(np), os.Args[0]}, np, testing.Short() || np > 2)
+			runJob(t, []string{mpirun, "-np", strconv.Itoa(np), mpitest.Self()}, np, testing.Short() || np > 2)
 		})
 	}
 }
@@ -217,7 +204,7 @@ var mpich struct {
 func mpichBinary(t *testing.T) string {
 	t.Helper()
 	if mpi.IsMPICH {
-		return os.Args[0]
+		return mpitest.Self()
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -250,14 +237,11 @@ func TestOpenMPIKilledRank(t *testing.T) {
 	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich)")
 	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
+	mpirun := mpitest.Mpirun(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, "-np", "4", os.Args[0])
-	cmd.Env = mpiEnv("WEFT_TEST_ROLE=fault")
+	cmd := exec.CommandContext(ctx, mpirun, "-np", "4", mpitest.Self())
+	cmd.Env = mpiEnv(mpitest.Role("fault"))
 	out := &mpitest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -287,11 +271,11 @@ func TestOpenMPIKilledRank(t *testing.T) {
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(out.String(), "rank 2") {
-			t.Errorf("mpirun: %v; want a failure naming rank 2:\n%s", err, tail([]byte(out.String()), 20))
+			t.Errorf("mpirun: %v; want a failure naming rank 2:\n%s", err, mpitest.Tail([]byte(out.String()), 20))
 		}
 		t.Logf("the job ended %v after the kill", time.Since(killed).Round(time.Millisecond))
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the job still runs 30s after rank 2 was killed:\n%s", tail([]byte(out.String()), 20))
+		t.Fatalf("the job still runs 30s after rank 2 was killed:\n%s", mpitest.Tail([]byte(out.String()), 20))
 	}
 }
 
@@ -301,19 +285,16 @@ func TestOpenMPIAbortJob(t *testing.T) {
 	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich)")
 	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
+	mpirun := mpitest.Mpirun(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, "-np", "3", os.Args[0])
-	cmd.Env = mpiEnv("WEFT_TEST_ROLE=abortjob")
+	cmd := exec.CommandContext(ctx, mpirun, "-np", "3", mpitest.Self())
+	cmd.Env = mpiEnv(mpitest.Role("abortjob"))
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 || strings.Contains(string(out), "RESULT") || ctx.Err() != nil {
-		t.Fatalf("mpirun: %v; want exit status 7 and no rank past the barrier:\n%s", err, tail(out, 20))
+		t.Fatalf("mpirun: %v; want exit status 7 and no rank past the barrier:\n%s", err, mpitest.Tail(out, 20))
 	}
 	t.Logf("the job ended %v after it started", time.Since(start).Round(time.Millisecond))
 }
@@ -331,10 +312,10 @@ func TestWrongLauncher(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append(launcher[1:], os.Args[0])...)
-	cmd.Env = mpiEnv("WEFT_TEST_ROLE=conformance")
+	cmd := exec.CommandContext(ctx, path, append(launcher[1:], mpitest.Self())...)
+	cmd.Env = mpiEnv(mpitest.Role("conformance"))
 	out, _ := cmd.CombinedOutput()
 	if n := strings.Count(string(out), "RESULT init-error"); n != 2 || !strings.Contains(string(out), want) {
-		t.Fatalf("%d of 2 ranks refused to start; want errors saying %q:\n%s", n, want, tail(out, 20))
+		t.Fatalf("%d of 2 ranks refused to start; want errors saying %q:\n%s", n, want, mpitest.Tail(out, 20))
 	}
 }

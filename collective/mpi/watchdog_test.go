@@ -80,7 +80,7 @@ func watchJob(t *testing.T, launcher []string, role string, timeout string) (*ex
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, launcher[0], launcher[1:]...)
-	cmd.Env = mpiEnv("WEFT_TEST_ROLE="+role, "WEFT_TIMEOUT="+timeout)
+	cmd.Env = mpiEnv(mpitest.Role(role), "WEFT_TIMEOUT="+timeout)
 	out := &mpitest.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -103,15 +103,15 @@ func ended(t *testing.T, out *mpitest.Buffer, done chan error, since time.Time, 
 		}
 		t.Logf("the job ended %v after the fault", time.Since(since).Round(time.Millisecond))
 	case <-time.After(limit):
-		t.Fatalf("the job still runs %v after the fault:\n%s", limit, tail([]byte(out.String()), 30))
+		t.Fatalf("the job still runs %v after the fault:\n%s", limit, mpitest.Tail([]byte(out.String()), 30))
 	}
 	for _, w := range wants {
 		if !strings.Contains(out.String(), w) {
-			t.Errorf("the output does not say %q:\n%s", w, tail([]byte(out.String()), 30))
+			t.Errorf("the output does not say %q:\n%s", w, mpitest.Tail([]byte(out.String()), 30))
 		}
 	}
 	if strings.Contains(out.String(), "RESULT") {
-		t.Errorf("a rank got past the stuck collective:\n%s", tail([]byte(out.String()), 30))
+		t.Errorf("a rank got past the stuck collective:\n%s", mpitest.Tail([]byte(out.String()), 30))
 	}
 }
 
@@ -164,7 +164,7 @@ func TestStoppedRank(t *testing.T) {
 				}
 			}
 			if !named {
-				t.Errorf("no watchdog says that rank 1 did not answer:\n%s", tail([]byte(out.String()), 30))
+				t.Errorf("no watchdog says that rank 1 did not answer:\n%s", mpitest.Tail([]byte(out.String()), 30))
 			}
 		})
 	}
@@ -180,7 +180,7 @@ func TestAbsentRank(t *testing.T) {
 			_, out, done := watchJob(t, l.args, "absent", "3s")
 			for deadline := time.Now().Add(time.Minute); strings.Count(out.String(), "LATE ok") < 3; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) || strings.Contains(out.String(), "RESULT") {
-					t.Fatalf("the late collective did not complete on every rank:\n%s", tail([]byte(out.String()), 30))
+					t.Fatalf("the late collective did not complete on every rank:\n%s", mpitest.Tail([]byte(out.String()), 30))
 				}
 			}
 			ended(t, out, done, time.Now(), 40*time.Second,
@@ -201,7 +201,7 @@ type launcher struct {
 func launchers(t *testing.T, np int) []launcher {
 	var ls []launcher
 	if p, err := exec.LookPath("mpirun"); err == nil && !mpi.IsMPICH {
-		ls = append(ls, launcher{"openmpi", []string{p, "-np", strconv.Itoa(np), os.Args[0]}})
+		ls = append(ls, launcher{"openmpi", []string{p, "-np", strconv.Itoa(np), mpitest.Self()}})
 	}
 	if p, err := exec.LookPath("mpiexec.mpich"); err == nil {
 		ls = append(ls, launcher{"mpich", []string{p, "-n", strconv.Itoa(np), mpichBinary(t)}})

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/nn"
 )
 
@@ -52,14 +53,14 @@ func sbmTask(t testing.TB, nodes int, seed uint64) *nodeTask {
 // installed.
 func fmnistTask(t testing.TB, limit int, seed uint64) *nodeTask {
 	t.Helper()
-	ds, err := graph.LoadFashionMNIST(graph.FashionMNISTDir, graph.FMNISTOptions{Limit: limit})
+	ds, err := fmnist.Load(fmnist.Dir, fmnist.Options{Limit: limit})
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skipf("Fashion-MNIST is not installed (Debian package dataset-fashion-mnist): %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	el, err := graph.KNN(ds.Feat, ds.NumNodes(), graph.FMNISTDim, 10, graph.KNNOptions{ProjectDim: 64, Seed: seed})
+	el, err := graph.KNN(ds.Feat, ds.NumNodes(), fmnist.Dim, 10, graph.KNNOptions{ProjectDim: 64, Seed: seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func fmnistTask(t testing.TB, limit int, seed uint64) *nodeTask {
 		}
 		return out
 	}
-	return &nodeTask{name: "Fashion-MNIST k-NN", g: g, feat: ds.Feat, dim: graph.FMNISTDim, labels: ds.Label, classes: 10,
+	return &nodeTask{name: "Fashion-MNIST k-NN", g: g, feat: ds.Feat, dim: fmnist.Dim, labels: ds.Label, classes: 10,
 		train: ints(ds.Train), test: ints(ds.Test)}
 }
 

@@ -1,16 +1,35 @@
-// Package mpitest holds what the multi-process tests share: the
-// environment that starts Open MPI's mpirun on the build machines (root,
-// oversubscribed, its traffic on loopback) and a buffer for the children's
-// output.
+// Package mpitest is the harness of Weft's multi-process tests: a test
+// binary that re-executes itself as the ranks of a job, under mpirun or
+// started by hand, and reads what they print. collective, collective/mpi,
+// psmode and pipe run their process tests on it, and cmd/weft and
+// examples/jacobi use its mpirun environment and output buffer.
 //
-// The variables are Open MPI 4.1's own: mpirun refuses to run as root
-// unless OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are both
-// 1 (mpirun(1), "Running as root"), and OMPI_MCA_<name>=<value> sets the
+// # Ranks
+//
+// TestMain calls Main with the package's rank function: when RoleVar
+// (WEFT_TEST_ROLE) is set, the process is one rank playing that role and
+// exits with its status; otherwise the tests run. A test starts the ranks
+// with Command (mpirun -np N of this binary, Self) or StartRanks (N
+// processes with WEFT_RANK, WEFT_WORLD_SIZE and a rendezvous on
+// 127.0.0.1, as a user without a launcher would; Job starts any other
+// command the same way). Ranks report on stdout in lines that start with
+// "RESULT ", which the test reads (Job.Result, Job.WaitFor, Tail); a Job's
+// processes are killed when the test ends.
+//
+// # Open MPI on the build machines
+//
+// Env is the environment that starts Open MPI's mpirun on the build
+// machines (root, oversubscribed, its traffic on loopback). The variables
+// are Open MPI 4.1's own: mpirun refuses to run as root unless
+// OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are both 1
+// (mpirun(1), "Running as root"), and OMPI_MCA_<name>=<value> sets the
 // MCA parameter <name> as --mca would (mpirun(1), "Setting MCA
 // Parameters"). rmaps_base_oversubscribe starts more ranks than cores;
 // btl_tcp_if_include and oob_tcp_if_include keep MPI's TCP and the
 // launcher's on lo, which MPI's TCP otherwise leaves out (btl_tcp_if_exclude
 // defaults to 127.0.0.1/8; ompi_info --param btl tcp --level 9).
+//
+// It lives in internal because it is for Weft's own tests, not API.
 package mpitest
 
 import (

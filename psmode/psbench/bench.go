@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/psmode"
 )
 
@@ -33,7 +33,7 @@ type Config struct {
 	LinkRate                  float64 // emulated per-server link, bytes/s (0: none)
 	Optimizer                 psmode.Optimizer
 	PSLD                      psmode.PSLDConfig
-	DataDir                   string // Fashion-MNIST (graph.FashionMNISTDir)
+	DataDir                   string // Fashion-MNIST (fmnist.Dir)
 	Limit                     int    // images to load (0: all)
 	Log                       io.Writer
 }
@@ -61,7 +61,7 @@ func (c *Config) defaults() {
 		c.Optimizer = psmode.Optimizer{Kind: "momentum", LR: 0.05}
 	}
 	if c.DataDir == "" {
-		c.DataDir = graph.FashionMNISTDir
+		c.DataDir = fmnist.Dir
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
@@ -128,7 +128,7 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func runOne(ctx context.Context, cfg *Config, data *graph.FMNIST, run *Run, res *Result) error {
+func runOne(ctx context.Context, cfg *Config, data *fmnist.Dataset, run *Run, res *Result) error {
 	pcfg, train := Job(cfg, data, run, &res.Keys)
 	n := cfg.Workers + cfg.Servers + cfg.Standby
 	comms, err := collective.NewLocal(n)
@@ -156,7 +156,7 @@ func runOne(ctx context.Context, cfg *Config, data *graph.FMNIST, run *Run, res 
 }
 
 // LoadData reads Fashion-MNIST for cfg.
-func LoadData(cfg *Config) (*graph.FMNIST, error) {
+func LoadData(cfg *Config) (*fmnist.Dataset, error) {
 	cfg.defaults()
 	for _, v := range []struct {
 		name   string
@@ -166,7 +166,7 @@ func LoadData(cfg *Config) (*graph.FMNIST, error) {
 			return nil, fmt.Errorf("psbench: %s = %d: want at least %d", v.name, v.n, v.min)
 		}
 	}
-	data, err := graph.LoadFashionMNIST(cfg.DataDir, graph.FMNISTOptions{Limit: cfg.Limit})
+	data, err := fmnist.Load(cfg.DataDir, fmnist.Options{Limit: cfg.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("psbench: %w", err)
 	}
@@ -176,7 +176,7 @@ func LoadData(cfg *Config) (*graph.FMNIST, error) {
 // Job returns the psmode configuration of one run and the training
 // function of its workers, which fills run on worker 0 (and *keys with the
 // number of keys). `weft ps` runs it under a launcher, Bench in-process.
-func Job(cfg *Config, data *graph.FMNIST, run *Run, keys *int) (psmode.Config, func(context.Context, *psmode.Worker) error) {
+func Job(cfg *Config, data *fmnist.Dataset, run *Run, keys *int) (psmode.Config, func(context.Context, *psmode.Worker) error) {
 	cfg.defaults()
 	m0 := newMLP(cfg.Hidden)
 	cfg.Params = max(cfg.Params, m0.size())

@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/weft-hpc/weft/graph"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 )
 
 // TestBenchSmall runs the four jobs at a tiny size: the table and the
 // plot come out, and the MLP learns.
 func TestBenchSmall(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(graph.FashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
+	if _, err := os.Stat(filepath.Join(fmnist.Dir, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skipf("Fashion-MNIST not found (%v): the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", err)
 	}
 	var log bytes.Buffer

@@ -1,4 +1,4 @@
-package graph
+package fmnist
 
 import (
 	"bytes"
@@ -13,18 +13,18 @@ import (
 
 func needFMNIST(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(FashionMNISTDir, fmnistTrainImages)); err != nil {
-		t.Skipf("Fashion-MNIST not installed at %s (apt-get install dataset-fashion-mnist): %v", FashionMNISTDir, err)
+	if _, err := os.Stat(filepath.Join(Dir, fmnistTrainImages)); err != nil {
+		t.Skipf("Fashion-MNIST not installed at %s (apt-get install dataset-fashion-mnist): %v", Dir, err)
 	}
 }
 
-func TestLoadFashionMNISTLimit(t *testing.T) {
+func TestLoadLimit(t *testing.T) {
 	needFMNIST(t)
-	d, err := LoadFashionMNIST(FashionMNISTDir, FMNISTOptions{Limit: 1200})
+	d, err := Load(Dir, Options{Limit: 1200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.NumNodes() != 2400 || d.NumTrain != 1200 || len(d.Feat) != 2400*FMNISTDim {
+	if d.NumNodes() != 2400 || d.NumTrain != 1200 || len(d.Feat) != 2400*Dim {
 		t.Fatalf("%d nodes, %d train images, %d features", d.NumNodes(), d.NumTrain, len(d.Feat))
 	}
 	if len(d.Train) != 1100 || len(d.Valid) != 100 || len(d.Test) != 1200 || d.Valid[0] != 1100 || d.Test[0] != 1200 {
@@ -60,13 +60,13 @@ func TestLoadFashionMNISTLimit(t *testing.T) {
 	}
 }
 
-func TestLoadFashionMNISTFull(t *testing.T) {
+func TestLoadFull(t *testing.T) {
 	needFMNIST(t)
 	if testing.Short() {
 		t.Skip("-short: reads all 70,000 images (30 MB of gzip; 1 s, 16 s under -race)")
 	}
 	start := time.Now()
-	d, err := LoadFashionMNIST(FashionMNISTDir, FMNISTOptions{})
+	d, err := Load(Dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,51 +84,6 @@ func TestLoadFashionMNISTFull(t *testing.T) {
 			t.Errorf("class %d has %d images, want 7000", c, k)
 		}
 	}
-}
-
-// The CLI's job in miniature: the first 2,000 training images, their
-// 10-NN graph (projected to 64 dims), symmetrized. Against a chance level
-// of 0.1 the homophily is 0.66 here (0.68 exact in 784 dims, 0.72 before
-// symmetrizing); it grows with the number of images (0.70 at 6,000, about
-// 0.8 on the full 70,000). A high value also proves that images and
-// labels line up.
-func TestFashionMNISTKNNHomophily(t *testing.T) {
-	needFMNIST(t)
-	const n = 2000
-	d, err := LoadFashionMNIST(FashionMNISTDir, FMNISTOptions{Limit: n})
-	if err != nil {
-		t.Fatal(err)
-	}
-	el, err := KNN(d.Feat[:n*FMNISTDim], n, FMNISTDim, 10, KNNOptions{ProjectDim: 64, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := mustBuild(t, el, BuildOptions{Symmetrize: true})
-	h := homophily(g, d.Label)
-	t.Logf("2000-image 10-NN graph: %s, homophily %.3f", g.DegreeStats(), h)
-	if h < 0.6 {
-		t.Errorf("homophily %.3f, want about 0.66 (chance 0.1)", h)
-	}
-	// Shuffled labels must fall to chance: the test can fail.
-	shuf := make([]int64, n)
-	for i := range shuf {
-		shuf[i] = d.Label[(i*7919)%n]
-	}
-	if hs := homophily(g, shuf); hs > 0.2 {
-		t.Errorf("homophily with shuffled labels %.3f, want about 0.1", hs)
-	}
-}
-
-func homophily(g *CSR, label []int64) float64 {
-	same := 0
-	for v := range g.NumNodes {
-		for i := g.Indptr[v]; i < g.Indptr[v+1]; i++ {
-			if label[v] == label[g.Index(i)] {
-				same++
-			}
-		}
-	}
-	return float64(same) / float64(g.NumEdges())
 }
 
 // idxBytes encodes an unsigned-byte IDX file.
@@ -153,7 +108,7 @@ func writeGz(t *testing.T, path string, data []byte) {
 	}
 }
 
-func TestLoadFashionMNISTErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) {
 	img := func(n int) []byte { return idxBytes([]uint32{uint32(n), 28, 28}, make([]byte, n*784)) }
 	lab := func(n int) []byte { return idxBytes([]uint32{uint32(n)}, make([]byte, n)) }
 	cases := []struct {
@@ -176,18 +131,18 @@ func TestLoadFashionMNISTErrors(t *testing.T) {
 		writeGz(t, filepath.Join(dir, fmnistTestImages), c.teImg)
 		// Plain (not gzipped) files are read too.
 		os.WriteFile(filepath.Join(dir, fmnistTestLabels), c.teLab, 0o644)
-		d, err := LoadFashionMNIST(dir, FMNISTOptions{})
+		d, err := Load(dir, Options{})
 		if c.want == "" {
 			if err != nil || d.NumNodes() != 5 || len(d.Valid) != 0 {
 				t.Errorf("%s: %v", c.desc, err)
 			}
 			continue
 		}
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "graph: ") {
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "fmnist: ") {
 			t.Errorf("%s: err %v, want %q", c.desc, err, c.want)
 		}
 	}
-	if _, err := LoadFashionMNIST(t.TempDir(), FMNISTOptions{}); err == nil || !strings.Contains(err.Error(), "train-images") {
+	if _, err := Load(t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "train-images") {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -200,7 +155,7 @@ func FuzzIDX(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, magic uint16, limit int) {
 		d, err := decodeIDXLimit(bytes.NewReader(b), "fuzz", uint32(magic), limit)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "graph: idx fuzz: ") {
+			if !strings.HasPrefix(err.Error(), "fmnist: idx fuzz: ") {
 				t.Fatalf("error without file name: %v", err)
 			}
 			return

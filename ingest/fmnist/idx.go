@@ -1,4 +1,4 @@
-package graph
+package fmnist
 
 import (
 	"bufio"
@@ -41,16 +41,16 @@ func decodeIDX(r io.Reader, name string, want uint32) (*idxData, error) {
 func decodeIDXLimit(r io.Reader, name string, want uint32, limit int) (*idxData, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, fmt.Errorf("graph: idx %s: short file: header: %w", name, err)
+		return nil, fmt.Errorf("fmnist: idx %s: short file: header: %w", name, err)
 	}
 	magic := binary.BigEndian.Uint32(hdr[:])
 	if magic != want {
-		return nil, fmt.Errorf("graph: idx %s: bad magic %d (0x%08x), want %d", name, magic, magic, want)
+		return nil, fmt.Errorf("fmnist: idx %s: bad magic %d (0x%08x), want %d", name, magic, magic, want)
 	}
 	nd := int(hdr[3])
 	dimb := make([]byte, 4*nd)
 	if _, err := io.ReadFull(r, dimb); err != nil {
-		return nil, fmt.Errorf("graph: idx %s: short file: %d dimensions: %w", name, nd, err)
+		return nil, fmt.Errorf("fmnist: idx %s: short file: %d dimensions: %w", name, nd, err)
 	}
 	dims := make([]int, nd)
 	rec := int64(1) // bytes per record
@@ -58,7 +58,7 @@ func decodeIDXLimit(r io.Reader, name string, want uint32, limit int) (*idxData,
 		dims[i] = int(binary.BigEndian.Uint32(dimb[4*i:]))
 		if i > 0 {
 			if d := int64(dims[i]); d > 0 && rec > idxMaxBytes/d {
-				return nil, fmt.Errorf("graph: idx %s: record size too large (dims %v)", name, dims[:i+1])
+				return nil, fmt.Errorf("fmnist: idx %s: record size too large (dims %v)", name, dims[:i+1])
 			}
 			rec *= int64(dims[i])
 		}
@@ -71,17 +71,17 @@ func decodeIDXLimit(r io.Reader, name string, want uint32, limit int) (*idxData,
 		count = min(count, int64(limit))
 	}
 	if rec > 0 && count > idxMaxBytes/rec {
-		return nil, fmt.Errorf("graph: idx %s: data too large (dims %v)", name, dims)
+		return nil, fmt.Errorf("fmnist: idx %s: data too large (dims %v)", name, dims)
 	}
 	size := count * rec
 	var buf bytes.Buffer
 	buf.Grow(int(min(size, 1<<26)))
 	got, err := buf.ReadFrom(io.LimitReader(r, size))
 	if err != nil {
-		return nil, fmt.Errorf("graph: idx %s: %w", name, err)
+		return nil, fmt.Errorf("fmnist: idx %s: %w", name, err)
 	}
 	if got < size {
-		return nil, fmt.Errorf("graph: idx %s: short file: %d of %d data bytes (dims %v)", name, got, size, dims)
+		return nil, fmt.Errorf("fmnist: idx %s: short file: %d of %d data bytes (dims %v)", name, got, size, dims)
 	}
 	return &idxData{dims: dims, data: buf.Bytes()}, nil
 }
@@ -91,7 +91,7 @@ func decodeIDXLimit(r io.Reader, name string, want uint32, limit int) (*idxData,
 func openIDX(open func() (io.ReadCloser, error), name string, fn func(io.Reader) error) error {
 	f, err := open()
 	if err != nil {
-		return fmt.Errorf("graph: idx: %w", err)
+		return fmt.Errorf("fmnist: idx: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
@@ -99,7 +99,7 @@ func openIDX(open func() (io.ReadCloser, error), name string, fn func(io.Reader)
 	if b, err := br.Peek(2); err == nil && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return fmt.Errorf("graph: idx %s: %w", name, err)
+			return fmt.Errorf("fmnist: idx %s: %w", name, err)
 		}
 		defer zr.Close()
 		r = zr

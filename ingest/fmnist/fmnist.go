@@ -1,4 +1,4 @@
-package graph
+package fmnist
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 )
 
-// FashionMNISTDir is where Debian's dataset-fashion-mnist package installs
+// Dir is where Debian's dataset-fashion-mnist package installs
 // the data set.
-const FashionMNISTDir = "/usr/share/datasets/fashion-mnist"
+const Dir = "/usr/share/datasets/fashion-mnist"
 
-// FMNISTDim is the feature width of Fashion-MNIST: 28 x 28 pixels.
-const FMNISTDim = 28 * 28
+// Dim is the feature width of Fashion-MNIST: 28 x 28 pixels.
+const Dim = 28 * 28
 
 // The four files of the data set, as published and as Debian ships them.
 const (
@@ -22,11 +22,11 @@ const (
 	fmnistTestLabels  = "t10k-labels-idx1-ubyte.gz"
 )
 
-// FMNIST is Fashion-MNIST as a node classification data set: node v has
-// features Feat[v*FMNISTDim:(v+1)*FMNISTDim] (pixels / 255) and class
+// Dataset is Fashion-MNIST as a node classification data set: node v has
+// features Feat[v*Dim:(v+1)*Dim] (pixels / 255) and class
 // Label[v] in [0, 10). Nodes 0..NumTrain-1 are the training file's images,
 // the rest the test file's.
-type FMNIST struct {
+type Dataset struct {
 	Feat     []float32
 	Label    []int64
 	NumTrain int // images taken from the training file
@@ -37,21 +37,21 @@ type FMNIST struct {
 }
 
 // NumNodes returns the number of images.
-func (d *FMNIST) NumNodes() int { return len(d.Label) }
+func (d *Dataset) NumNodes() int { return len(d.Label) }
 
-// FMNISTOptions controls LoadFashionMNIST. The zero value loads everything.
-type FMNISTOptions struct {
+// Options controls Load. The zero value loads everything.
+type Options struct {
 	// Limit, if positive, takes only the first Limit images of the
 	// training file and of the test file: fast tests and examples.
 	Limit int
 }
 
-// LoadFashionMNIST reads the four gzipped IDX files of Fashion-MNIST from
-// dir (FashionMNISTDir on Debian with dataset-fashion-mnist installed).
+// Load reads the four gzipped IDX files of Fashion-MNIST from
+// dir (Dir on Debian with dataset-fashion-mnist installed).
 // Errors name the file: missing, bad magic, short file, wrong image size,
 // or image and label counts that disagree. It blocks while it reads and
 // decompresses (about 30 MB of gzip for the full set).
-func LoadFashionMNIST(dir string, opt FMNISTOptions) (*FMNIST, error) {
+func Load(dir string, opt Options) (*Dataset, error) {
 	trImg, trLab, err := loadIDXPair(dir, fmnistTrainImages, fmnistTrainLabels, opt.Limit)
 	if err != nil {
 		return nil, err
@@ -61,15 +61,15 @@ func LoadFashionMNIST(dir string, opt FMNISTOptions) (*FMNIST, error) {
 		return nil, err
 	}
 	ntr, nte := len(trLab), len(teLab)
-	d := &FMNIST{
-		Feat:     make([]float32, (ntr+nte)*FMNISTDim),
+	d := &Dataset{
+		Feat:     make([]float32, (ntr+nte)*Dim),
 		Label:    make([]int64, ntr+nte),
 		NumTrain: ntr,
 	}
 	for i, p := range trImg {
 		d.Feat[i] = float32(p) / 255
 	}
-	off := ntr * FMNISTDim
+	off := ntr * Dim
 	for i, p := range teImg {
 		d.Feat[off+i] = float32(p) / 255
 	}
@@ -106,8 +106,8 @@ func loadIDXPair(dir, imgName, labName string, limit int) (img, lab []byte, err 
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(im.dims) != 3 || im.dims[1]*im.dims[2] != FMNISTDim {
-		return nil, nil, fmt.Errorf("graph: fashion-mnist: %s: images are %v, want N x 28 x 28", imgPath, im.dims)
+	if len(im.dims) != 3 || im.dims[1]*im.dims[2] != Dim {
+		return nil, nil, fmt.Errorf("fmnist: %s: images are %v, want N x 28 x 28", imgPath, im.dims)
 	}
 	err = openIDX(func() (io.ReadCloser, error) { return os.Open(labPath) }, labPath, func(r io.Reader) error {
 		lb, err = decodeIDXLimit(r, labPath, idxMagicLabels, limit)
@@ -117,11 +117,11 @@ func loadIDXPair(dir, imgName, labName string, limit int) (img, lab []byte, err 
 		return nil, nil, err
 	}
 	if len(lb.dims) != 1 || lb.dims[0] != im.dims[0] {
-		return nil, nil, fmt.Errorf("graph: fashion-mnist: count mismatch: %s has %d images, %s has %v labels", imgPath, im.dims[0], labPath, lb.dims)
+		return nil, nil, fmt.Errorf("fmnist: count mismatch: %s has %d images, %s has %v labels", imgPath, im.dims[0], labPath, lb.dims)
 	}
 	for i, l := range lb.data {
 		if l > 9 {
-			return nil, nil, fmt.Errorf("graph: fashion-mnist: %s: label %d of record %d outside [0, 10)", labPath, l, i)
+			return nil, nil, fmt.Errorf("fmnist: %s: label %d of record %d outside [0, 10)", labPath, l, i)
 		}
 	}
 	return im.data, lb.data, nil
