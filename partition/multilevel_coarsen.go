@@ -3,6 +3,7 @@ package partition
 import (
 	"slices"
 
+	"github.com/weft-hpc/weft/internal/par"
 	"github.com/weft-hpc/weft/internal/seeds"
 )
 
@@ -116,14 +117,14 @@ func (g *wgraph) lpClusters(cap int64, rounds int, seed uint64, level int) ([]in
 	subSize := max(16, n/64)
 	const chunk = 1024
 	prop := make([]int32, subSize)
-	nw := workers((subSize + chunk - 1) / chunk)
+	nw := par.Workers((subSize + chunk - 1) / chunk)
 	cnts := make([][]int64, nw)
 	touch := make([][]int32, nw)
 	for range rounds {
 		moved := 0
 		for lo := 0; lo < n; lo += subSize {
 			sub := order[lo:min(lo+subSize, n)]
-			forWorkers((len(sub)+chunk-1)/chunk, func(w, c int) {
+			par.ForWorkers((len(sub)+chunk-1)/chunk, func(w, c int) {
 				if cnts[w] == nil {
 					cnts[w] = make([]int64, n)
 				}

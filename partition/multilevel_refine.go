@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"github.com/weft-hpc/weft/internal/par"
 )
 
 // Refinement of the multilevel scheme (package doc, BGL step 5): greedy
@@ -178,11 +180,11 @@ func (g *wgraph) refineGreedy(part []int32, k int, pw, pt []int64, b bounds, pas
 	for pass := range passes {
 		nc := (len(cand) + chunk - 1) / chunk
 		props := make([][]move, nc)
-		nw := workers(nc)
+		nw := par.Workers(nc)
 		for len(conns) < nw {
 			conns = append(conns, newConn(k))
 		}
-		forWorkers(nc, func(w, c int) {
+		par.ForWorkers(nc, func(w, c int) {
 			cn := conns[w]
 			var out []move
 			for _, v32 := range cand[c*chunk : min((c+1)*chunk, len(cand))] {
