@@ -58,7 +58,7 @@ type Comm struct {
 	conn    driver.Conn
 	dom     *domain
 	launch  *Launch
-	link    *link // emulated link; nil: none
+	nic     *nic // emulated network card; nil: none
 	backend string
 	rank    int
 	size    int
@@ -80,8 +80,8 @@ type Comm struct {
 	spare   atomic.Pointer[Request] // a blocking call's request, for reuse
 }
 
-func newComm(conn driver.Conn, dom *domain, world []int, l *Launch, lk *link) *Comm {
-	c := &Comm{conn: conn, dom: dom, launch: l, link: lk, backend: conn.Name(), rank: conn.Rank(), size: conn.Size(),
+func newComm(conn driver.Conn, dom *domain, world []int, l *Launch, lk *nic) *Comm {
+	c := &Comm{conn: conn, dom: dom, launch: l, nic: lk, backend: conn.Name(), rank: conn.Rank(), size: conn.Size(),
 		world: world, maxTag: math.MaxInt32, maxCount: math.MaxInt, device: -1}
 	c.me = c.WorldRank(c.rank)
 	c.idle = sync.NewCond(&c.mu)
@@ -221,8 +221,8 @@ func (c *Comm) newRequest(blocking bool) *Request {
 // caller's goroutine (no hand-off on the latency path), others on a
 // goroutine of the communicator.
 func (c *Comm) issue(ctx context.Context, r *Request, blocking bool) *Request {
-	if c.link != nil {
-		r.until = c.link.reserve(c.link.wire(c, &r.call))
+	if c.nic != nil {
+		r.until = c.nic.reserve(c.nic.wire(c, &r.call))
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -648,7 +648,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	for i, m := range members {
 		world[i] = c.WorldRank(m)
 	}
-	nc := newComm(sub, c.dom, world, c.launch, c.link)
+	nc := newComm(sub, c.dom, world, c.launch, c.nic)
 	if subDev != nil {
 		nc.devs, nc.device = subDev, subDev.dev
 	}

@@ -140,7 +140,7 @@ func Open(ctx context.Context, opts ...Option) (*Comm, error) {
 	if l.Backend == "" {
 		l.Backend = conn.Name()
 	}
-	c := newComm(conn, newDomain(conn, *o.timeout, o.logger), nil, l, newLink(o.link))
+	c := newComm(conn, newDomain(conn, *o.timeout, o.logger), nil, l, newNIC(o.nic))
 	return c, nil
 }
 
@@ -192,7 +192,7 @@ func NewLocal(n int, opts ...Option) ([]*Comm, error) {
 	for i, conn := range conns {
 		l := &driver.Launch{Launcher: "local", Rank: i, Size: n, LocalRank: i, LocalSize: n, NumNodes: 1, Host: host,
 			Backend: conn.Name(), Rendezvous: "none", LocalRanks: n, HostCPUs: launch.HostCPUs()}
-		out[i] = newComm(conn, newDomain(conn, *o.timeout, o.logger), nil, l, newLink(o.link))
+		out[i] = newComm(conn, newDomain(conn, *o.timeout, o.logger), nil, l, newNIC(o.nic))
 	}
 	return out, nil
 }

@@ -18,7 +18,7 @@ type options struct {
 	rank, size int // -1: from the launcher
 	localRank  int
 	backend    string
-	link       float64 // emulated link, Gbit/s; 0: none
+	nic        float64 // emulated network card, Gbit/s; 0: none
 	timeout    *time.Duration
 	settings   map[string]string // the backends' settings the options set (driver.Config.Settings)
 	hosts      []int             // NewLocal: pretend ranks sit on these hosts (tests of the hierarchical algorithms)
@@ -66,7 +66,7 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // is issued or the one before leaves it, whichever is later. The wait is a
 // sleep, on the caller's goroutine, in the blocking call or in Wait: it
 // costs no CPU. gbps <= 0 emulates nothing.
-func WithEmulatedLink(gbps float64) Option { return func(o *options) { o.link = gbps } }
+func WithEmulatedLink(gbps float64) Option { return func(o *options) { o.nic = gbps } }
 
 // The options of Weft's own transports (backends "tcp" and "local").
 

@@ -10,7 +10,7 @@
 //   - gnn/feature: feature caches with a byte budget (PaGraph's static
 //     degree-ordered cache, BGL's FIFO ring, the two in tiers) and their
 //     hit statistics.
-//   - gnn/dist: one rank's share of a partitioned HDF5 graph (partition
+//   - gnn/shard: one rank's share of a partitioned HDF5 graph (partition
 //     book, local CSR rows and feature rows), the partition-aware
 //     distributed neighbour Source and the sharded feature Store, both over
 //     *collective.Comm.

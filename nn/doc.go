@@ -3,7 +3,7 @@
 // Dropout), softmax cross-entropy, SGD and Adam with SAPipe's staleness
 // compensation fused into the update pass (Update), and a Sequential model
 // whose parameters and gradients are two flat vectors, so that a trainer
-// (package pipe) can allreduce them in buckets.
+// (package sapipe) can allreduce them in buckets.
 //
 // # Build
 //

@@ -27,7 +27,7 @@ type Optimizer interface {
 }
 
 // Update is one optimizer step with SAPipe's staleness compensation fused
-// into the same pass over the parameters (see package pipe for when each
+// into the same pass over the parameters (see package sapipe for when each
 // part is used). For each i in the range, in this order:
 //
 //  1. delay compensation, when Lambda != 0: with dw = W - Stale, or

@@ -22,7 +22,7 @@
 //     dataset file.
 //   - ps trains a Fashion-MNIST MLP through parameter servers (static
 //     assignment or PSLD), workers and servers from one launch.
-//   - train mlp and train cnn train on Fashion-MNIST with package pipe's
+//   - train mlp and train cnn train on Fashion-MNIST with package sapipe's
 //     data-parallel trainer (bsp, pipesgd or sapipe); train gnn trains
 //     GraphSAGE, GCN, SP-GNN or an MLP baseline on a partitioned graph
 //     through the BGL data pipeline.

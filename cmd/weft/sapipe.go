@@ -15,7 +15,7 @@ import (
 
 	"github.com/weft-hpc/weft/internal/plotfile"
 	"github.com/weft-hpc/weft/nn"
-	"github.com/weft-hpc/weft/pipe"
+	"github.com/weft-hpc/weft/sapipe"
 )
 
 // withBenchSapipe adds "weft bench sapipe" under the collective benchmark
@@ -28,30 +28,30 @@ func withBenchSapipe(bench *cobra.Command) *cobra.Command {
 // variant is a named trainer configuration of the comparison.
 type variant struct {
 	name string
-	cfg  pipe.Config
+	cfg  sapipe.Config
 }
 
 // parseVariants reads "bsp,pipesgd,sapipe" and the ablations
 // sapipe-nowp (no weight prediction), sapipe-nodc (no delay compensation)
 // and sapipe-plain (partial staleness alone) over base.
-func parseVariants(s string, base pipe.Config) ([]variant, error) {
+func parseVariants(s string, base sapipe.Config) ([]variant, error) {
 	var vs []variant
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
 		c := base
 		switch name {
 		case "bsp":
-			c.Mode = pipe.BSP
+			c.Mode = sapipe.BSP
 		case "pipesgd":
-			c.Mode = pipe.PipeSGD
+			c.Mode = sapipe.PipeSGD
 		case "sapipe":
-			c.Mode = pipe.SAPipe
+			c.Mode = sapipe.SAPipe
 		case "sapipe-nowp":
-			c.Mode, c.Predict = pipe.SAPipe, false
+			c.Mode, c.Predict = sapipe.SAPipe, false
 		case "sapipe-nodc":
-			c.Mode, c.Compensate = pipe.SAPipe, false
+			c.Mode, c.Compensate = sapipe.SAPipe, false
 		case "sapipe-plain":
-			c.Mode, c.Predict, c.Compensate = pipe.SAPipe, false, false
+			c.Mode, c.Predict, c.Compensate = sapipe.SAPipe, false, false
 		default:
 			return nil, fmt.Errorf("unknown mode %q (bsp, pipesgd, sapipe, sapipe-nowp, sapipe-nodc, sapipe-plain)", name)
 		}
@@ -146,7 +146,7 @@ machine's cores, and their allreduce is memory copies), and print:
 						s := res.stats
 						k := float64(max(s.Steps, 1))
 						rate := float64(s.Samples*n) / s.Wall.Seconds()
-						if v.cfg.Mode == pipe.BSP {
+						if v.cfg.Mode == sapipe.BSP {
 							bspRate, bspUpdate = rate, ms(s.Update)/k
 						}
 						vsBSP := "-"
@@ -156,7 +156,7 @@ machine's cores, and their allreduce is memory copies), and print:
 						fmt.Fprintf(out, "  %5d %12s %-13s %10.0f %8.3f %8.3f %8.3f %8.3f %7.1f%% %8.3f %7s\n",
 							n, gbpsString(gbps), v.name, rate, ms(s.Wall)/k, ms(s.Compute)/k, ms(s.Comm)/k, ms(s.Exposed)/k,
 							100*s.Exposed.Seconds()/s.Wall.Seconds(), ms(s.Update)/k, vsBSP)
-						if v.cfg.Mode == pipe.SAPipe && bspRate > 0 && (v.cfg.Predict || v.cfg.Compensate) {
+						if v.cfg.Mode == sapipe.SAPipe && bspRate > 0 && (v.cfg.Predict || v.cfg.Compensate) {
 							fmt.Fprintf(out, "  %5s %12s %-13s compensation overhead: update %.3f ms vs bsp %.3f ms = %.1f%% of a step\n",
 								"", "", "", ms(s.Update)/k, bspUpdate, 100*(ms(s.Update)/k-bspUpdate)/(ms(s.Wall)/k))
 						}
@@ -241,7 +241,7 @@ func resolveLink(ctx context.Context, link string, ratio float64, o trainOpts, n
 		return g, nil
 	}
 	r := o
-	r.cfg.Mode, r.ranks, r.gbps, r.every = pipe.BSP, n, 0, 0
+	r.cfg.Mode, r.ranks, r.gbps, r.every = sapipe.BSP, n, 0, 0
 	res, err := runTraining(ctx, r, train, nil)
 	if err != nil {
 		return 0, fmt.Errorf("calibrating the link: %w", err)

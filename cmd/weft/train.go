@@ -12,13 +12,13 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/nn"
-	"github.com/weft-hpc/weft/pipe"
+	"github.com/weft-hpc/weft/sapipe"
 )
 
 // trainOpts is one data-parallel training run.
 type trainOpts struct {
 	model    string // mlp or cnn
-	cfg      pipe.Config
+	cfg      sapipe.Config
 	ranks    int // in-process ranks; 0: under a launcher
 	epochs   int
 	maxSteps int // per epoch, 0: all
@@ -41,10 +41,10 @@ type accPoint struct {
 }
 
 type trainResult struct {
-	stats pipe.Stats // rank 0, steps after skip
-	curve []accPoint // after each epoch
-	final float64    // test accuracy after the last Flush
-	bytes int        // parameter bytes
+	stats sapipe.Stats // rank 0, steps after skip
+	curve []accPoint   // after each epoch
+	final float64      // test accuracy after the last Flush
+	bytes int          // parameter bytes
 }
 
 func (o *trainOpts) newModel() (*nn.Sequential, []int, error) {
@@ -120,7 +120,7 @@ func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*tr
 func trainRank(ctx context.Context, o trainOpts, c *collective.Comm, train, test *nn.Dataset) (*trainResult, error) {
 	m, shape, _ := o.newModel()
 	opt, _ := o.newOptimizer()
-	tr, err := pipe.New(ctx, c, m, opt, o.cfg)
+	tr, err := sapipe.New(ctx, c, m, opt, o.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -134,10 +134,10 @@ func trainRank(ctx context.Context, o trainOpts, c *collective.Comm, train, test
 	var wall time.Duration
 	steps := 0
 	for ep := 0; ep < o.epochs; ep++ {
-		var epoch pipe.Stats
-		_, err := tr.Epoch(ctx, train, pipe.EpochOptions{
+		var epoch sapipe.Stats
+		_, err := tr.Epoch(ctx, train, sapipe.EpochOptions{
 			Epoch: ep, Batch: o.batch, Seed: o.seed, Shape: shape, MaxSteps: o.maxSteps,
-			Each: func(s pipe.Stats) {
+			Each: func(s sapipe.Stats) {
 				steps++
 				wall += s.Wall
 				epoch.Add(s)
@@ -202,7 +202,7 @@ func addTrainFlags(cmd *cobra.Command, o *trainOpts, mode *string, est *string, 
 	f.BoolVar(&o.cfg.Predict, "predict", true, "sapipe: weight prediction")
 	f.StringVar(est, "estimator", "local", "sapipe: weight prediction's gradient estimate: local or prev_sync")
 	f.BoolVar(&o.cfg.Compensate, "compensate", true, "sapipe: delay compensation")
-	floatFlag(f, lambda, "lambda", pipe.DefaultLambda, upTo(1e6), "sapipe: delay compensation's lambda")
+	floatFlag(f, lambda, "lambda", sapipe.DefaultLambda, upTo(1e6), "sapipe: delay compensation's lambda")
 	f.BoolVar(&o.cfg.Adaptive, "adaptive", false, "sapipe: adaptive delay compensation")
 	f.StringVar(&dataDir, "data", "", "Fashion-MNIST directory (default "+"/usr/share/datasets/fashion-mnist)")
 	intFlag(f, &dataLimit, "limit", "", 0, 0, maxCount, "use only the first N images of each file (quick runs)")
@@ -215,7 +215,7 @@ var (
 )
 
 func (o *trainOpts) finish(est string, lambda float64) error {
-	e, err := pipe.ParseEstimator(est)
+	e, err := sapipe.ParseEstimator(est)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func trainCmd() *cobra.Command {
 		Use:   "train {mlp|cnn|gnn}",
 		Short: "Train an MLP or a CNN on Fashion-MNIST in data parallel (bsp, pipesgd or sapipe)",
 		Long: `Train on Fashion-MNIST (apt-get install dataset-fashion-mnist) with the
-data-parallel trainer of package pipe: under a launcher (mpirun -np 2
+data-parallel trainer of package sapipe: under a launcher (mpirun -np 2
 weft train mlp) or in one process with --local N goroutine ranks. Prints
 per-step compute, communication and exposed communication time, and the
 test accuracy after each epoch. --net-gbps emulates a slower link
@@ -243,7 +243,7 @@ test accuracy after each epoch. --net-gbps emulates a slower link
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.model = args[0]
 			var err error
-			if o.cfg.Mode, err = pipe.ParseMode(mode); err != nil {
+			if o.cfg.Mode, err = sapipe.ParseMode(mode); err != nil {
 				return err
 			}
 			if err := o.finish(est, lambda); err != nil {

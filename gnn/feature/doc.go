@@ -16,7 +16,7 @@
 //     consecutive batches share neighbourhoods.
 //   - Tiered: a Static in front of a FIFO. The static tier keeps the rows
 //     every epoch needs; the FIFO catches what recent batches fetched
-//     besides (gnn/dist's hybrid policy sizes the tiers).
+//     besides (gnn/shard's hybrid policy sizes the tiers).
 //
 // Rows and CheckBudget turn a byte budget into a row capacity and refuse a
 // budget above the MemAvailable of /proc/meminfo.

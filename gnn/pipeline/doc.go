@@ -6,8 +6,8 @@
 //
 // # Stages
 //
-// Sampling (gnn/sample over a gnn/dist Source), feature fetching (a
-// gnn/dist Store with its cache) and training (a TrainFunc, so the model
+// Sampling (gnn/sample over a gnn/shard Source), feature fetching (a
+// gnn/shard Store with its cache) and training (a TrainFunc, so the model
 // plugs in later) each have their own pool of goroutines. Each goroutine
 // locks its OS thread and binds it to the stage's CPU set
 // (sched_setaffinity); a refused binding is logged once and the stage runs

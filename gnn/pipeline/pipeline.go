@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/sample"
+	"github.com/weft-hpc/weft/gnn/shard"
 )
 
 // Batch is what the training stage gets: the seeds' blocks, the input
@@ -64,7 +64,7 @@ type Options struct {
 	// points behind after 2 epochs.
 	Roots int
 	// Cache is the feature cache of remote rows.
-	Cache dist.CacheOptions
+	Cache shard.CacheOptions
 	// Prefetch is how many batches each queue between stages holds, so the
 	// pipeline runs ahead of training by about that many per stage. 0
 	// means 2.
@@ -88,12 +88,12 @@ type Options struct {
 // (New, RunEpoch or RunSequential, Close) in the same order.
 type Pipeline struct {
 	opt      Options
-	shard    *dist.Shard
+	shard    *shard.Shard
 	comm     *collective.Comm
 	sampComm *collective.Comm // sampling rounds
 	featComm *collective.Comm // feature rounds
-	source   *dist.Source
-	store    *dist.Store
+	source   *shard.Source
+	store    *shard.Store
 	sampler  *sample.Sampler
 	log      *slog.Logger
 	rank     int
@@ -117,7 +117,7 @@ type Pipeline struct {
 // it splits comm into one communicator for sampling and one for features
 // (so the two stages communicate concurrently) and builds the feature
 // store, whose static cache is filled here.
-func New(ctx context.Context, shard *dist.Shard, comm *collective.Comm, opt Options) (*Pipeline, error) {
+func New(ctx context.Context, sh *shard.Shard, comm *collective.Comm, opt Options) (*Pipeline, error) {
 	if opt.BatchSize == 0 {
 		opt.BatchSize = 1000
 	}
@@ -133,7 +133,7 @@ func New(ctx context.Context, shard *dist.Shard, comm *collective.Comm, opt Opti
 	if opt.ProfileBatches == 0 {
 		opt.ProfileBatches = 3
 	}
-	p := &Pipeline{opt: opt, shard: shard, comm: comm, log: opt.Logger, size: 1}
+	p := &Pipeline{opt: opt, shard: sh, comm: comm, log: opt.Logger, size: 1}
 	if p.log == nil {
 		p.log = slog.Default()
 	}
@@ -156,13 +156,13 @@ func New(ctx context.Context, shard *dist.Shard, comm *collective.Comm, opt Opti
 		p.sampComm, p.featComm = comm, comm
 	}
 	var err error
-	if p.source, err = dist.NewSource(shard, p.sampComm); err != nil {
+	if p.source, err = shard.NewSource(sh, p.sampComm); err != nil {
 		return nil, p.fail(fmt.Errorf("pipeline: %w", err))
 	}
 	if p.sampler, err = sample.New(p.source, opt.Fanouts, opt.Seed); err != nil {
 		return nil, p.fail(fmt.Errorf("pipeline: %w", err))
 	}
-	if p.store, err = dist.NewStore(ctx, shard, p.featComm, opt.Cache); err != nil {
+	if p.store, err = shard.NewStore(ctx, sh, p.featComm, opt.Cache); err != nil {
 		return nil, p.fail(fmt.Errorf("pipeline: %w", err))
 	}
 	p.allowed = allowedCPUs()
@@ -204,7 +204,7 @@ func (p *Pipeline) Close() error {
 }
 
 // Store returns the feature store.
-func (p *Pipeline) Store() *dist.Store { return p.store }
+func (p *Pipeline) Store() *shard.Store { return p.store }
 
 // Sampler returns the sampler.
 func (p *Pipeline) Sampler() *sample.Sampler { return p.sampler }
@@ -301,7 +301,7 @@ type epochRun struct {
 	acc   [NumStages]stageAcc
 	start time.Time
 	st    EpochStats
-	cache dist.CommStats
+	cache shard.CommStats
 }
 
 func (p *Pipeline) begin(epoch int, seq bool) *epochRun {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
 	"github.com/weft-hpc/weft/gnn/pipeline"
 	"github.com/weft-hpc/weft/gnn/sample"
+	"github.com/weft-hpc/weft/gnn/shard"
 )
 
 func TestMaxMin(t *testing.T) {
@@ -39,7 +39,7 @@ func TestMaxMin(t *testing.T) {
 
 func TestProximityOrder(t *testing.T) {
 	g := gnntest.Graph(t, gnntest.Options{Nodes: 3000, Blocks: 10, DegIn: 8, DegOut: 1, FeatDim: 2, Seed: 4})
-	sh, err := dist.FromGraph(g, "", 0, dist.LoadOptions{})
+	sh, err := shard.FromGraph(g, "", 0, shard.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ var small = gnntest.Options{Nodes: 1200, Blocks: 6, DegIn: 8, DegOut: 2, FeatDim
 // as the sequential run.
 func TestPipelineMatchesSequential(t *testing.T) {
 	fx := gnntest.New(t, small)
-	sh, err := dist.FromGraph(fx.G, "", 0, dist.LoadOptions{})
+	sh, err := shard.FromGraph(fx.G, "", 0, shard.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,13 +154,13 @@ func TestDistributedPipeline(t *testing.T) {
 	fx := gnntest.New(t, small)
 	ref, _ := sample.New(sample.CSRSource{G: fx.CSR}, []int{4, 6}, 8)
 	errs := gnntest.RunRanks(t, 2, 10*time.Second, func(c *collective.Comm) error {
-		sh, err := dist.Load(fx.Path, "p2", c.Rank(), dist.LoadOptions{})
+		sh, err := shard.Load(fx.Path, "p2", c.Rank(), shard.LoadOptions{})
 		if err != nil {
 			return err
 		}
 		p, err := pipeline.New(context.Background(), sh, c, pipeline.Options{
 			BatchSize: 40, Fanouts: []int{4, 6}, Seed: 8,
-			Cache: dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: 100 << 10},
+			Cache: shard.CacheOptions{Policy: shard.PolicyFIFO, Budget: 100 << 10},
 		})
 		if err != nil {
 			return err
@@ -211,20 +211,20 @@ func TestCachePolicies(t *testing.T) {
 		policy string
 		order  pipeline.Order
 	}
-	cfgs := []cfg{{dist.PolicyStatic, pipeline.OrderShuffle}, {dist.PolicyFIFO, pipeline.OrderShuffle},
-		{dist.PolicyStatic, pipeline.OrderProximity}, {dist.PolicyFIFO, pipeline.OrderProximity}}
+	cfgs := []cfg{{shard.PolicyStatic, pipeline.OrderShuffle}, {shard.PolicyFIFO, pipeline.OrderShuffle},
+		{shard.PolicyStatic, pipeline.OrderProximity}, {shard.PolicyFIFO, pipeline.OrderProximity}}
 	hit := make([]float64, len(cfgs))
 	for i, c := range cfgs {
 		var mu sync.Mutex
 		var saved, traffic int64
 		errs := gnntest.RunRanks(t, 2, 10*time.Second, func(cm *collective.Comm) error {
-			sh, err := dist.Load(fx.Path, "p2", cm.Rank(), dist.LoadOptions{})
+			sh, err := shard.Load(fx.Path, "p2", cm.Rank(), shard.LoadOptions{})
 			if err != nil {
 				return err
 			}
 			p, err := pipeline.New(context.Background(), sh, cm, pipeline.Options{
 				BatchSize: 32, Fanouts: []int{4, 4}, Seed: 2, Order: c.order, ProfileBatches: -1,
-				Cache: dist.CacheOptions{Policy: c.policy, Budget: budget},
+				Cache: shard.CacheOptions{Policy: c.policy, Budget: budget},
 			})
 			if err != nil {
 				return err
@@ -267,7 +267,7 @@ func TestRankFailure(t *testing.T) {
 	done := make(chan []error, 1)
 	go func() {
 		done <- gnntest.RunRanks(t, 2, 5*time.Second, func(c *collective.Comm) error {
-			sh, err := dist.Load(fx.Path, "p2", c.Rank(), dist.LoadOptions{})
+			sh, err := shard.Load(fx.Path, "p2", c.Rank(), shard.LoadOptions{})
 			if err != nil {
 				return err
 			}
@@ -303,13 +303,13 @@ func TestRankFailure(t *testing.T) {
 
 func TestBadOptions(t *testing.T) {
 	g := gnntest.Graph(t, small)
-	sh, _ := dist.FromGraph(g, "", 0, dist.LoadOptions{})
+	sh, _ := shard.FromGraph(g, "", 0, shard.LoadOptions{})
 	if _, err := pipeline.New(context.Background(), sh, nil, pipeline.Options{Fanouts: []int{5, 0}}); !errors.Is(err, sample.ErrFanout) {
 		t.Errorf("fanout 0: %v", err)
 	} else {
 		t.Logf("fanout 0: %v", err)
 	}
-	sh2, _ := dist.FromGraph(g, "p2", 0, dist.LoadOptions{})
+	sh2, _ := shard.FromGraph(g, "p2", 0, shard.LoadOptions{})
 	if _, err := pipeline.New(context.Background(), sh2, nil, pipeline.Options{Fanouts: []int{5}}); err == nil {
 		t.Error("2-part shard without communicator accepted")
 	}

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/feature"
+	"github.com/weft-hpc/weft/gnn/shard"
 )
 
 // Stage names a pipeline stage.
@@ -67,7 +67,7 @@ type EpochStats struct {
 	Cache feature.Stats
 	// SampleTraffic and FeatureTraffic are the bytes and ids exchanged
 	// with other ranks this epoch.
-	SampleTraffic, FeatureTraffic dist.CommStats
+	SampleTraffic, FeatureTraffic shard.CommStats
 	Profile                       *Profile // set on the epoch that profiled
 }
 

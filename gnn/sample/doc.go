@@ -29,7 +29,7 @@
 // The same seed therefore gives the same blocks whatever the number of
 // goroutines, the order nodes are visited in, or the number of ranks that
 // share the graph: the owner of a remote node draws exactly what a single
-// process would (see gnn/dist).
+// process would (see gnn/shard).
 //
 // # Concurrency
 //

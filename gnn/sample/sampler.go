@@ -32,7 +32,7 @@ func (f *Frontier) Reset(n int) {
 // Source draws neighbours. SampleNeighbors fills f with, for every node,
 // the neighbours Positions(key, node, degree, fanout) selects from its row,
 // so that every Source over the same graph returns the same frontier. It
-// may communicate (gnn/dist) and so blocks; it must be safe for concurrent
+// may communicate (gnn/shard) and so blocks; it must be safe for concurrent
 // use unless its documentation says otherwise.
 type Source interface {
 	SampleNeighbors(ctx context.Context, nodes []int64, fanout int, key Key, f *Frontier) error

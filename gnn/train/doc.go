@@ -19,7 +19,7 @@
 //
 // # One rank's run
 //
-//  1. Load the rank's part: dist.Load of Options.Partition, part r for
+//  1. Load the rank's part: shard.Load of Options.Partition, part r for
 //     rank r (feature rows, labels, local CSR rows), or with one rank and
 //     no partition the whole graph. For SP-GNN the position and structure
 //     encodings are appended to the feature rows, so they are fetched and
@@ -67,7 +67,7 @@
 // Order and CachePolicy override either's choice; the other caches are
 // PaGraph's static cache of the most-referenced remote rows (Lin et al.,
 // "PaGraph: Scaling GNN Training on Large Graphs via Computation-aware
-// Caching", SoCC 2020) and a hybrid of the two (gnn/dist). The pipeline
+// Caching", SoCC 2020) and a hybrid of the two (gnn/shard). The pipeline
 // and the cache change how fast batches come, not what they hold: with
 // the same seed and the same order, every pipeline and cache trains the
 // same model, to the bit.

@@ -7,9 +7,9 @@ import (
 	"math"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/model"
+	"github.com/weft-hpc/weft/gnn/shard"
 	"github.com/weft-hpc/weft/gnn/spgnn"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/nn"
@@ -33,7 +33,7 @@ func (n blockNet) backward(dy *nn.Tensor)   { n.m.Backward(dy) }
 func (n blockNet) params() (w, g []float32) { return n.m.W, n.m.G }
 
 // spNet is SP-GNN on sampled blocks. Each feature row is [feat ‖ pos_enc
-// ‖ struct_enc] (dist.LoadOptions.Extra). The proximity weights of a
+// ‖ struct_enc] (shard.LoadOptions.Extra). The proximity weights of a
 // block's edges come from the position columns as stored (the
 // near-isometric embedding, spgnn.EdgeWeights); the encoding columns are
 // then standardised with the training graph's column means and standard
@@ -150,7 +150,7 @@ func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
 // newSPNet builds SP-GNN over a shard whose rows end with the encodings'
 // encDim columns (the first posDim of them pos_enc). The standardisation
 // of those columns is taken over every rank's owned rows (collective).
-func newSPNet(ctx context.Context, c *collective.Comm, s *dist.Shard, posDim, encDim int, posInput bool, hidden, classes, layers int, seed uint64) (*spNet, error) {
+func newSPNet(ctx context.Context, c *collective.Comm, s *shard.Shard, posDim, encDim int, posInput bool, hidden, classes, layers int, seed uint64) (*spNet, error) {
 	d := s.FeatDim()
 	off := d - encDim
 	sums := make([]float64, 2*encDim+1)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/pipeline"
+	"github.com/weft-hpc/weft/gnn/shard"
 )
 
 // Options describe a training run. The zero value of a field is its
@@ -241,7 +241,7 @@ func (o *Options) pipelineOptions(fanouts []int, budget int64, localRanks int) (
 	opt = pipeline.Options{BatchSize: o.Batch, Fanouts: fanouts, Seed: o.Seed, Roots: o.Roots}
 	switch o.Pipeline {
 	case "bgl":
-		opt.Order, opt.Cache = pipeline.OrderProximity, dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: budget}
+		opt.Order, opt.Cache = pipeline.OrderProximity, shard.CacheOptions{Policy: shard.PolicyFIFO, Budget: budget}
 	case "baseline":
 		opt.Order, opt.ProfileBatches, opt.NoAffinity, sequential = pipeline.OrderShuffle, -1, true, true
 	default:
@@ -270,15 +270,15 @@ func (o *Options) pipelineOptions(fanouts []int, budget int64, localRanks int) (
 	switch o.CachePolicy {
 	case "":
 	case "none":
-		opt.Cache = dist.CacheOptions{}
+		opt.Cache = shard.CacheOptions{}
 	case "fifo", "static", "hybrid":
-		opt.Cache = dist.CacheOptions{Policy: o.CachePolicy, Budget: budget}
+		opt.Cache = shard.CacheOptions{Policy: o.CachePolicy, Budget: budget}
 	default:
 		return opt, false, optionError("CachePolicy", o.CachePolicy, "want fifo, static, hybrid or none")
 	}
 	if s := o.StaticShare; s != 0 {
-		if opt.Cache.Policy != dist.PolicyHybrid {
-			return opt, false, optionError("StaticShare", nil, "only the hybrid cache policy has a static part (the cache is %q)", cmp.Or(opt.Cache.Policy, dist.PolicyNone))
+		if opt.Cache.Policy != shard.PolicyHybrid {
+			return opt, false, optionError("StaticShare", nil, "only the hybrid cache policy has a static part (the cache is %q)", cmp.Or(opt.Cache.Policy, shard.PolicyNone))
 		}
 		if !(s > 0 && s < 1) {
 			return opt, false, optionError("StaticShare", s, "want it in (0, 1), or 0 for the halo")

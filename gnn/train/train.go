@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/gnn/pipeline"
 	"github.com/weft-hpc/weft/gnn/sample"
+	"github.com/weft-hpc/weft/gnn/shard"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/nn"
 )
@@ -95,7 +95,7 @@ type Setup struct {
 	Classes int
 	// Cache is the feature cache in force: its policy (empty for none)
 	// and its budget in bytes (with UseLabels, of the wider rows).
-	Cache dist.CacheOptions
+	Cache shard.CacheOptions
 	// Encodings are SP-GNN's encodings in the file and what Fuse made of
 	// them (nil for the other models).
 	Encodings []Encoding
@@ -134,7 +134,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	o := &j.o
 	rank, size := c.Rank(), c.Size()
 	local := max(1, c.Launch().LocalRanks)
-	shard, err := j.loadShard(size, rank)
+	sh, err := j.loadShard(size, rank)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 		return nil, err
 	}
 	defer grads.Close()
-	classes, err := numClasses(ctx, grads, shard, j.sum)
+	classes, err := numClasses(ctx, grads, sh, j.sum)
 	if err != nil {
 		return nil, err
 	}
@@ -153,21 +153,21 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	labelCols := 0
 	if o.UseLabels {
 		labelCols = classes
-		before := shard.FeatDim()
-		if err := shard.AppendLabelInputs(labelCols); err != nil {
+		before := sh.FeatDim()
+		if err := sh.AppendLabelInputs(labelCols); err != nil {
 			return nil, &OptionError{Option: "UseLabels", Err: err}
 		}
 		// A share of the features (Cache 20%) is a share of the rows,
 		// which are now wider.
 		if cacheIsShare(o.Cache) && before > 0 {
-			budget = budget / int64(before) * int64(shard.FeatDim())
+			budget = budget / int64(before) * int64(sh.FeatDim())
 		}
 	}
 	opt, sequential, err := o.pipelineOptions(j.fanouts, budget, local)
 	if err != nil {
 		return nil, err
 	}
-	p, err := pipeline.New(ctx, shard, c, opt)
+	p, err := pipeline.New(ctx, sh, c, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -184,10 +184,10 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 		for _, c := range j.fusion.cols {
 			enc += c
 		}
-		m, err = newSPNet(ctx, grads, shard, j.fusion.cols[0], enc, j.fusion.posInput, o.Hidden, classes, len(j.fanouts), o.Seed)
+		m, err = newSPNet(ctx, grads, sh, j.fusion.cols[0], enc, j.fusion.posInput, o.Hidden, classes, len(j.fanouts), o.Seed)
 	} else {
 		var bm *model.Model
-		bm, err = model.New(o.Model, shard.FeatDim(), o.Hidden, classes, len(j.fanouts), float32(o.Dropout), o.Seed)
+		bm, err = model.New(o.Model, sh.FeatDim(), o.Hidden, classes, len(j.fanouts), float32(o.Dropout), o.Seed)
 		m = blockNet{bm}
 	}
 	if err != nil {
@@ -196,7 +196,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	w, _ := m.params()
 	adam := nn.NewAdam(float32(o.LR))
 	adam.Init(len(w))
-	evalSets, err := evalSeeds(o.Data, shard)
+	evalSets, err := evalSeeds(o.Data, sh)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	if rep.Start != nil {
 		rep.Start(res.Setup)
 	}
-	batches := int64((len(shard.Train()) + o.Batch - 1) / o.Batch)
+	batches := int64((len(sh.Train()) + o.Batch - 1) / o.Batch)
 	for ep := 0; ep < o.Epochs; ep++ {
 		if rep.Progress != nil {
 			rep.Progress(ep, 0, batches)
@@ -255,7 +255,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 
 // loadShard reads this rank's part. With one rank and no partition the
 // whole graph is the part.
-func (j *Job) loadShard(size, rank int) (*dist.Shard, error) {
+func (j *Job) loadShard(size, rank int) (*shard.Shard, error) {
 	o := &j.o
 	if o.Partition != "" {
 		// A rank count that does not match the parts is the cause of
@@ -268,7 +268,7 @@ func (j *Job) loadShard(size, rank int) (*dist.Shard, error) {
 			return nil, optionError("Partition", o.Partition, "has %d parts but %d ranks run: one part per rank (weft partition -k %d --name NAME %s makes one for %d ranks)",
 				p.NumParts, size, size, o.Data, size)
 		}
-		return dist.Load(o.Data, o.Partition, rank, dist.LoadOptions{Extra: j.extraNames()})
+		return shard.Load(o.Data, o.Partition, rank, shard.LoadOptions{Extra: j.extraNames()})
 	}
 	if size > 1 {
 		return nil, optionError("Partition", nil, "%d ranks need one (made by weft partition -k %d %s)", size, size, o.Data)
@@ -283,14 +283,14 @@ func (j *Job) loadShard(size, rank int) (*dist.Shard, error) {
 		}
 	}
 	g.Partitions = map[string]hdf5io.Partition{"all": {Assign: make([]int32, g.NumNodes), NumParts: 1}}
-	return dist.FromGraph(g, "all", 0, dist.LoadOptions{})
+	return shard.FromGraph(g, "all", 0, shard.LoadOptions{})
 }
 
 // numClasses is the number of classes by the layout's rule
 // (hdf5io.ClassCount) over every rank's labels, which the reader checked
 // against it. Every rank also looks for an unlabelled training node, so
 // that all of them fail together, naming the first.
-func numClasses(ctx context.Context, c *collective.Comm, s *dist.Shard, sum *hdf5io.Summary) (int, error) {
+func numClasses(ctx context.Context, c *collective.Comm, s *shard.Shard, sum *hdf5io.Summary) (int, error) {
 	// The largest label, and the negated smallest unlabelled training
 	// node (-MaxInt64 when there is none): one Max reduces both.
 	mx := []int64{hdf5io.Unlabelled, -math.MaxInt64}
@@ -319,7 +319,7 @@ func numClasses(ctx context.Context, c *collective.Comm, s *dist.Shard, sum *hdf
 }
 
 // evalSeeds returns the rank's own nodes of the valid and test splits.
-func evalSeeds(path string, s *dist.Shard) ([][]int64, error) {
+func evalSeeds(path string, s *shard.Shard) ([][]int64, error) {
 	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
 		return nil, err
@@ -427,7 +427,7 @@ func (t *trainer) step(ctx context.Context, b *pipeline.Batch) error {
 
 // evaluate is the accuracy over seeds (this rank's share of a split),
 // sampled by smp (the training fanouts or EvalFanouts), over every rank.
-func evaluate(ctx context.Context, st *dist.Store, smp *sample.Sampler, c *collective.Comm, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
+func evaluate(ctx context.Context, st *shard.Store, smp *sample.Sampler, c *collective.Comm, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
 	nb := []int64{int64((len(seeds) + batch - 1) / batch)}
 	if err := c.AllReduce(ctx, collective.Buf(nb), collective.Buf(nb), collective.Max); err != nil {
 		return 0, err

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/encode"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
+	"github.com/weft-hpc/weft/gnn/shard"
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
@@ -190,7 +190,7 @@ func TestRun(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	data, _ := sbmFile(t, graph.SBMOptions{Nodes: 1000, Blocks: 3, DegIn: 8, DegOut: 2, FeatDim: 4})
 	r := run(t, Options{Data: data}, 1)[0]
-	want := dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: int64(0.2 * 1000 * 4 * 4)}
+	want := shard.CacheOptions{Policy: shard.PolicyFIFO, Budget: int64(0.2 * 1000 * 4 * 4)}
 	if len(r.Epochs) != 3 || r.Setup.Cache != want || r.Setup.Classes != 3 {
 		t.Errorf("%d epochs, setup %+v; want 3 and cache %+v", len(r.Epochs), r.Setup, want)
 	}

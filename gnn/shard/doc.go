@@ -1,4 +1,4 @@
-// Package dist gives one rank its share of a partitioned graph and the
+// Package shard gives one rank its share of a partitioned graph and the
 // distributed halves of the BGL data pipeline: neighbour sampling and
 // feature fetching across ranks over *collective.Comm.
 //
@@ -54,4 +54,4 @@
 //
 // Statistics (remote bytes sent and received, requests) are atomics and
 // may be read at any time.
-package dist
+package shard

@@ -1,4 +1,4 @@
-package dist
+package shard
 
 import (
 	"context"
@@ -42,12 +42,12 @@ func (c *commCounters) snapshot() CommStats {
 func checkComm(s *Shard, c *collective.Comm) error {
 	if c == nil {
 		if s.book.NumParts() != 1 {
-			return fmt.Errorf("dist: a shard of a %d-part partition needs a communicator", s.book.NumParts())
+			return fmt.Errorf("shard: a shard of a %d-part partition needs a communicator", s.book.NumParts())
 		}
 		return nil
 	}
 	if c.Size() != s.book.NumParts() || c.Rank() != s.part {
-		return fmt.Errorf("dist: rank %d of %d cannot serve part %d of %d (one rank per part, rank r holds part r)",
+		return fmt.Errorf("shard: rank %d of %d cannot serve part %d of %d (one rank per part, rank r holds part r)",
 			c.Rank(), c.Size(), s.part, s.book.NumParts())
 	}
 	return nil
@@ -99,7 +99,7 @@ func (s *Source) SampleNeighbors(ctx context.Context, nodes []int64, fanout int,
 	var pos, flat []int64
 	for i, v := range nodes {
 		if v < 0 || v >= sh.NumNodes() {
-			return fmt.Errorf("dist: node %d outside [0, %d)", v, sh.NumNodes())
+			return fmt.Errorf("shard: node %d outside [0, %d)", v, sh.NumNodes())
 		}
 		p, l := sh.book.Locate(v)
 		if p == me {
@@ -132,7 +132,7 @@ func (s *Source) SampleNeighbors(ctx context.Context, nodes []int64, fanout int,
 		m := len(reqs[p]) - reqHeader
 		rep := replies[p]
 		if len(rep) < m {
-			return fmt.Errorf("dist: rank %d answered %d values for %d nodes", p, len(rep), m)
+			return fmt.Errorf("shard: rank %d answered %d values for %d nodes", p, len(rep), m)
 		}
 		st := make([]int64, m+1)
 		st[0] = int64(m)
@@ -140,7 +140,7 @@ func (s *Source) SampleNeighbors(ctx context.Context, nodes []int64, fanout int,
 			st[j+1] = st[j] + rep[j]
 		}
 		if st[m] != int64(len(rep)) {
-			return fmt.Errorf("dist: rank %d sent a malformed reply (%d values, counts say %d)", p, len(rep), st[m])
+			return fmt.Errorf("shard: rank %d sent a malformed reply (%d values, counts say %d)", p, len(rep), st[m])
 		}
 		starts[p] = st
 	}
@@ -163,7 +163,7 @@ func (s *Source) SampleNeighbors(ctx context.Context, nodes []int64, fanout int,
 func (s *Source) exchange(ctx context.Context, reqs [][]int64) ([][]int64, error) {
 	in, err := allToAllV(ctx, s.comm, reqs, &s.n)
 	if err != nil {
-		return nil, fmt.Errorf("dist: sampling requests: %w", err)
+		return nil, fmt.Errorf("shard: sampling requests: %w", err)
 	}
 	out := make([][]int64, len(in))
 	var pos []int64
@@ -172,7 +172,7 @@ func (s *Source) exchange(ctx context.Context, reqs [][]int64) ([][]int64, error
 			continue
 		}
 		if len(blk) < reqHeader {
-			return nil, fmt.Errorf("dist: rank %d sent a %d-value sampling request", p, len(blk))
+			return nil, fmt.Errorf("shard: rank %d sent a %d-value sampling request", p, len(blk))
 		}
 		key := sample.Key{Seed: uint64(blk[0]), Epoch: blk[1], Batch: blk[2], Layer: int(blk[3])}
 		fanout := int(blk[4])
@@ -181,7 +181,7 @@ func (s *Source) exchange(ctx context.Context, reqs [][]int64) ([][]int64, error
 		for j, v := range ids {
 			l, ok := s.shard.Local(v)
 			if !ok {
-				return nil, fmt.Errorf("dist: rank %d asked rank %d for node %d, which it does not own (partition books differ)", p, s.shard.part, v)
+				return nil, fmt.Errorf("shard: rank %d asked rank %d for node %d, which it does not own (partition books differ)", p, s.shard.part, v)
 			}
 			n0 := len(rep)
 			pos, rep = s.sampleLocal(key, v, l, fanout, pos, rep)
@@ -192,7 +192,7 @@ func (s *Source) exchange(ctx context.Context, reqs [][]int64) ([][]int64, error
 	}
 	got, err := allToAllV(ctx, s.comm, out, &s.n)
 	if err != nil {
-		return nil, fmt.Errorf("dist: sampling replies: %w", err)
+		return nil, fmt.Errorf("shard: sampling replies: %w", err)
 	}
 	for _, r := range reqs {
 		if len(r) > 0 {
@@ -208,7 +208,7 @@ func allToAllV[T int64 | float32](ctx context.Context, c *collective.Comm, block
 	P := c.Size()
 	me := c.Rank()
 	if len(blocks[me]) != 0 {
-		return nil, errors.New("dist: internal error: block addressed to self")
+		return nil, errors.New("shard: internal error: block addressed to self")
 	}
 	sc := make([]int64, P)
 	total := 0
@@ -228,7 +228,7 @@ func allToAllV[T int64 | float32](ctx context.Context, c *collective.Comm, block
 		send = append(send, blocks[p]...)
 		sendCounts[p] = len(blocks[p])
 		if rc[p] < 0 || rc[p] > 1<<40 {
-			return nil, fmt.Errorf("dist: rank %d announced %d values", p, rc[p])
+			return nil, fmt.Errorf("shard: rank %d announced %d values", p, rc[p])
 		}
 		recvCounts[p] = int(rc[p])
 		rtotal += int(rc[p])

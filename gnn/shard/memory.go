@@ -1,4 +1,4 @@
-package dist
+package shard
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func FromGraph(g *hdf5io.Graph, partition string, part int, opt LoadOptions) (*S
 		}
 		assign, numParts = p.Assign, p.NumParts
 		if int64(len(assign)) != g.NumNodes {
-			return nil, fmt.Errorf("dist: partition %q assigns %d nodes of %d", partition, len(assign), g.NumNodes)
+			return nil, fmt.Errorf("shard: partition %q assigns %d nodes of %d", partition, len(assign), g.NumNodes)
 		}
 	}
 	book, err := NewBook(assign, numParts)
@@ -30,7 +30,7 @@ func FromGraph(g *hdf5io.Graph, partition string, part int, opt LoadOptions) (*S
 		return nil, err
 	}
 	if part < 0 || part >= numParts {
-		return nil, fmt.Errorf("dist: part %d of %d", part, numParts)
+		return nil, fmt.Errorf("shard: part %d of %d", part, numParts)
 	}
 	split := opt.TrainSplit
 	if split == "" {

@@ -1,4 +1,4 @@
-package pipe
+package sapipe
 
 // A short run under mpirun, on internal/mpitest's harness: the test
 // binary re-executes itself as the ranks (WEFT_TEST_ROLE=train), which

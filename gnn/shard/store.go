@@ -1,4 +1,4 @@
-package dist
+package shard
 
 import (
 	"cmp"
@@ -60,14 +60,14 @@ func NewStore(ctx context.Context, shard *Shard, comm *collective.Comm, opt Cach
 		return nil, err
 	}
 	if shard.featDim == 0 {
-		return nil, fmt.Errorf("dist: the graph has no node features")
+		return nil, fmt.Errorf("shard: the graph has no node features")
 	}
 	s := &Store{shard: shard, comm: comm, dim: shard.featDim}
 	rows := 0
 	if opt.Policy != "" && opt.Policy != PolicyNone {
 		var err error
 		if rows, err = feature.Rows(opt.Budget, s.dim); err != nil {
-			return nil, fmt.Errorf("dist: %w", err)
+			return nil, fmt.Errorf("shard: %w", err)
 		}
 	}
 	var err error
@@ -85,7 +85,7 @@ func NewStore(ctx context.Context, shard *Shard, comm *collective.Comm, opt Cach
 		sr := min(rows, len(halo))
 		if share := opt.StaticShare; share != 0 {
 			if !(share > 0 && share < 1) {
-				return nil, fmt.Errorf("dist: hybrid cache: static share %g: want it in (0, 1), or 0 for the halo", share)
+				return nil, fmt.Errorf("shard: hybrid cache: static share %g: want it in (0, 1), or 0 for the halo", share)
 			}
 			sr = int(share * float64(rows))
 		}
@@ -97,10 +97,10 @@ func NewStore(ctx context.Context, shard *Shard, comm *collective.Comm, opt Cach
 			}
 		}
 	default:
-		return nil, fmt.Errorf("dist: unknown cache policy %q (want %q, %q, %q or %q)", opt.Policy, PolicyNone, PolicyStatic, PolicyFIFO, PolicyHybrid)
+		return nil, fmt.Errorf("shard: unknown cache policy %q (want %q, %q, %q or %q)", opt.Policy, PolicyNone, PolicyStatic, PolicyFIFO, PolicyHybrid)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dist: store: %w", err)
+		return nil, fmt.Errorf("shard: store: %w", err)
 	}
 	return s, nil
 }
@@ -167,17 +167,17 @@ func (s *Store) Fetch(ctx context.Context, ids []int64, out []float32) error {
 	if err := ctx.Err(); err != nil {
 		// Checked here too because a fetch served from owned rows and the
 		// cache never reaches a collective that would notice.
-		return fmt.Errorf("dist: fetch: %w", err)
+		return fmt.Errorf("shard: fetch: %w", err)
 	}
 	d := s.dim
 	if len(out) != len(ids)*d {
-		return fmt.Errorf("dist: fetch of %d rows into %d values (want %d)", len(ids), len(out), len(ids)*d)
+		return fmt.Errorf("shard: fetch of %d rows into %d values (want %d)", len(ids), len(out), len(ids)*d)
 	}
 	var miss []int64
 	var at []int
 	for i, v := range ids {
 		if v < 0 || v >= s.shard.NumNodes() {
-			return fmt.Errorf("dist: node %d outside [0, %d)", v, s.shard.NumNodes())
+			return fmt.Errorf("shard: node %d outside [0, %d)", v, s.shard.NumNodes())
 		}
 		p, l := s.shard.book.Locate(v)
 		dst := out[i*d : (i+1)*d]
@@ -208,7 +208,7 @@ func (s *Store) Fetch(ctx context.Context, ids []int64, out []float32) error {
 func (s *Store) fetchRemote(ctx context.Context, ids []int64, at []int, out []float32) error {
 	if s.comm == nil || s.comm.Size() == 1 {
 		if len(ids) > 0 {
-			return fmt.Errorf("dist: node %d is not local and there are no other ranks", ids[0])
+			return fmt.Errorf("shard: node %d is not local and there are no other ranks", ids[0])
 		}
 		return nil
 	}
@@ -222,7 +222,7 @@ func (s *Store) fetchRemote(ctx context.Context, ids []int64, at []int, out []fl
 	}
 	in, err := allToAllV(ctx, s.comm, reqs, &s.n)
 	if err != nil {
-		return fmt.Errorf("dist: feature requests: %w", err)
+		return fmt.Errorf("shard: feature requests: %w", err)
 	}
 	rows := make([][]float32, P)
 	for p, blk := range in {
@@ -233,7 +233,7 @@ func (s *Store) fetchRemote(ctx context.Context, ids []int64, at []int, out []fl
 		for _, v := range blk {
 			l, ok := s.shard.Local(v)
 			if !ok {
-				return fmt.Errorf("dist: rank %d asked rank %d for the features of node %d, which it does not own (partition books differ)", p, s.shard.part, v)
+				return fmt.Errorf("shard: rank %d asked rank %d for the features of node %d, which it does not own (partition books differ)", p, s.shard.part, v)
 			}
 			r = append(r, s.shard.Row(l)...)
 		}
@@ -242,11 +242,11 @@ func (s *Store) fetchRemote(ctx context.Context, ids []int64, at []int, out []fl
 	}
 	got, err := allToAllV(ctx, s.comm, rows, &s.n)
 	if err != nil {
-		return fmt.Errorf("dist: feature replies: %w", err)
+		return fmt.Errorf("shard: feature replies: %w", err)
 	}
 	for p := range P {
 		if len(got[p]) != len(reqs[p])*d {
-			return fmt.Errorf("dist: rank %d sent %d values for %d rows", p, len(got[p]), len(reqs[p]))
+			return fmt.Errorf("shard: rank %d sent %d values for %d rows", p, len(got[p]), len(reqs[p]))
 		}
 		for j, i := range where[p] {
 			copy(out[i*d:(i+1)*d], got[p][j*d:(j+1)*d])
@@ -262,7 +262,7 @@ func (s *Store) Labels(ids []int64, out []int64) error {
 	for i, v := range ids {
 		l, ok := s.shard.Local(v)
 		if !ok {
-			return fmt.Errorf("dist: labels of node %d, which rank %d does not own", v, s.shard.part)
+			return fmt.Errorf("shard: labels of node %d, which rank %d does not own", v, s.shard.part)
 		}
 		out[i] = s.shard.Label(l)
 	}

@@ -1,4 +1,4 @@
-// Package pipe is SAPipe (NeurIPS 2022, "SAPipe: Staleness-Aware Pipeline
+// Package sapipe is SAPipe (NeurIPS 2022, "SAPipe: Staleness-Aware Pipeline
 // for Data Parallel DNN Training"): a data-parallel trainer over a
 // *collective.Comm with three ways of meeting gradients and
 // updates, bucketed gradient reduction that overlaps compute, and the
@@ -123,4 +123,4 @@
 // step. The context given to Step bounds the waits; when it ends the
 // communicator is aborted, since a reduction in flight owns the gradient
 // buffers and cannot be withdrawn from the peers.
-package pipe
+package sapipe

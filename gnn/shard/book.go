@@ -1,4 +1,4 @@
-package dist
+package shard
 
 import (
 	"fmt"
@@ -34,12 +34,12 @@ const (
 // [0, numParts)). It keeps only the runs, not assign.
 func NewBook(assign []int32, numParts int) (*Book, error) {
 	if numParts <= 0 {
-		return nil, fmt.Errorf("dist: %d parts", numParts)
+		return nil, fmt.Errorf("shard: %d parts", numParts)
 	}
 	b := &Book{numNodes: int64(len(assign)), numParts: numParts, counts: make([]int64, numParts)}
 	for v, p := range assign {
 		if p < 0 || int(p) >= numParts {
-			return nil, fmt.Errorf("dist: node %d assigned to part %d of %d", v, p, numParts)
+			return nil, fmt.Errorf("shard: node %d assigned to part %d of %d", v, p, numParts)
 		}
 		if v == 0 || assign[v-1] != p {
 			b.starts = append(b.starts, int64(v))

@@ -1,4 +1,4 @@
-package pipe
+package sapipe
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("pipe: unknown mode %q (bsp, pipesgd, sapipe)", s)
+	return 0, fmt.Errorf("sapipe: unknown mode %q (bsp, pipesgd, sapipe)", s)
 }
 
 // Estimator is how weight prediction guesses the gradient still in flight.
@@ -71,7 +71,7 @@ func ParseEstimator(s string) (Estimator, error) {
 	case "prev_sync", "prevsync":
 		return PrevSync, nil
 	}
-	return 0, fmt.Errorf("pipe: unknown estimator %q (local, prev_sync)", s)
+	return 0, fmt.Errorf("sapipe: unknown estimator %q (local, prev_sync)", s)
 }
 
 // Config is a trainer's configuration. Its zero value is BSP with 256 KiB
@@ -227,7 +227,7 @@ func New(ctx context.Context, comm *collective.Comm, model *nn.Sequential, opt n
 		cfg.Lambda = DefaultLambda
 	}
 	if cfg.Warmup < 0 {
-		return nil, errors.New("pipe: negative warm-up")
+		return nil, errors.New("sapipe: negative warm-up")
 	}
 	if cfg.Mode != SAPipe {
 		cfg.Predict, cfg.Compensate = false, false
@@ -235,7 +235,7 @@ func New(ctx context.Context, comm *collective.Comm, model *nn.Sequential, opt n
 	n := model.NumParams()
 	t := &Trainer{comm: comm, model: model, opt: opt, cfg: cfg, live: model.W}
 	if err := comm.Broadcast(ctx, collective.Buf(model.W), 0); err != nil {
-		return nil, fmt.Errorf("pipe: broadcasting the initial parameters: %w", err)
+		return nil, fmt.Errorf("sapipe: broadcasting the initial parameters: %w", err)
 	}
 	opt.Init(n)
 	t.real = t.live
@@ -484,7 +484,7 @@ func (t *Trainer) apply(b *bucket, f *flight, compensated bool) {
 	b.pending = b.pending[1:]
 	if err := t.wait(f); err != nil {
 		if t.err == nil {
-			t.err = fmt.Errorf("pipe: step %d: reducing layers %d-%d: %w", f.step, b.first, b.last, err)
+			t.err = fmt.Errorf("sapipe: step %d: reducing layers %d-%d: %w", f.step, b.first, b.last, err)
 		}
 		return
 	}

@@ -1,4 +1,4 @@
-package dist_test
+package shard_test
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
+	"github.com/weft-hpc/weft/gnn/shard"
 	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
 )
@@ -47,7 +47,7 @@ func TestLoadExtra(t *testing.T) {
 	}
 	d := fx.G.FeatDim
 	for part := range 3 {
-		s, err := dist.Load(path, "p3", part, dist.LoadOptions{SlabRows: 100, Extra: []string{"/node/pos_enc"}})
+		s, err := shard.Load(path, "p3", part, shard.LoadOptions{SlabRows: 100, Extra: []string{"/node/pos_enc"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestLoadExtra(t *testing.T) {
 			}
 		}
 	}
-	_, err = dist.Load(path, "p3", 0, dist.LoadOptions{Extra: []string{"/node/struct_enc"}})
+	_, err = shard.Load(path, "p3", 0, shard.LoadOptions{Extra: []string{"/node/struct_enc"}})
 	if !errors.Is(err, hdf5io.ErrNotFound) {
 		t.Fatalf("missing extra dataset: %v", err)
 	}

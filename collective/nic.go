@@ -8,23 +8,25 @@ import (
 	"github.com/weft-hpc/weft/collective/driver"
 )
 
-// link is one rank's emulated network card (WithEmulatedLink).
-type link struct {
+// nic is one rank's emulated network card (WithEmulatedLink): a throttle
+// on the collectives' completion, not a link that moves bytes (those are
+// transport.Link).
+type nic struct {
 	rate float64 // bytes per second
 
 	mu   sync.Mutex
 	free time.Time // when the emulated link is next idle
 }
 
-func newLink(gbps float64) *link {
+func newNIC(gbps float64) *nic {
 	if gbps <= 0 {
 		return nil
 	}
-	return &link{rate: gbps * 1e9 / 8}
+	return &nic{rate: gbps * 1e9 / 8}
 }
 
 // reserve books wire bytes on the link and returns when they are through.
-func (l *link) reserve(wire float64) time.Time {
+func (l *nic) reserve(wire float64) time.Time {
 	if wire <= 0 {
 		return time.Time{}
 	}
@@ -40,7 +42,7 @@ func (l *link) reserve(wire float64) time.Time {
 
 // wire is the bytes a rank of c sends for call in the bandwidth-optimal
 // algorithm; 0 for the operations the emulation leaves alone.
-func (l *link) wire(c *Comm, call *driver.Call) float64 {
+func (l *nic) wire(c *Comm, call *driver.Call) float64 {
 	n := c.size
 	if n < 2 {
 		return 0

@@ -1,4 +1,4 @@
-package dist_test
+package shard_test
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
-	"github.com/weft-hpc/weft/gnn/dist"
 	"github.com/weft-hpc/weft/gnn/feature"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
 	"github.com/weft-hpc/weft/gnn/sample"
+	"github.com/weft-hpc/weft/gnn/shard"
 	"github.com/weft-hpc/weft/hdf5io"
 )
 
@@ -37,7 +37,7 @@ func testBook(t *testing.T, stay int) {
 			assign[v] = assign[v-1] // runs
 		}
 	}
-	b, err := dist.NewBook(assign, 3)
+	b, err := shard.NewBook(assign, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +64,10 @@ func testBook(t *testing.T, stay int) {
 		}
 	}
 	t.Logf("%d nodes, %d runs, %d bytes", len(assign), b.NumRuns(), b.SizeBytes())
-	if _, err := dist.NewBook([]int32{0, 3}, 3); err == nil {
+	if _, err := shard.NewBook([]int32{0, 3}, 3); err == nil {
 		t.Error("part 3 of 3 accepted")
 	}
-	if got := dist.Coalesce([]dist.Range{{0, 2}, {4, 5}, {40, 41}}, 2); !slices.Equal(got, []dist.Range{{0, 5}, {40, 41}}) {
+	if got := shard.Coalesce([]shard.Range{{0, 2}, {4, 5}, {40, 41}}, 2); !slices.Equal(got, []shard.Range{{0, 5}, {40, 41}}) {
 		t.Errorf("Coalesce: %v", got)
 	}
 }
@@ -77,7 +77,7 @@ func TestLoad(t *testing.T) {
 	for _, name := range []string{"p3", "c3"} {
 		for _, gap := range []int64{-1, 0} {
 			for part := range 3 {
-				s, err := dist.Load(fx.Path, name, part, dist.LoadOptions{MaxGap: gap, SlabRows: 100})
+				s, err := shard.Load(fx.Path, name, part, shard.LoadOptions{MaxGap: gap, SlabRows: 100})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,12 +88,12 @@ func TestLoad(t *testing.T) {
 			}
 		}
 	}
-	if _, err := dist.Load(fx.Path, "nope", 0, dist.LoadOptions{}); !errors.Is(err, dist.ErrNoPartition) || !errors.Is(err, hdf5io.ErrNotFound) {
+	if _, err := shard.Load(fx.Path, "nope", 0, shard.LoadOptions{}); !errors.Is(err, shard.ErrNoPartition) || !errors.Is(err, hdf5io.ErrNotFound) {
 		t.Errorf("missing partition: %v", err)
 	} else {
 		t.Logf("missing partition: %v", err)
 	}
-	if _, err := dist.Load(fx.Path, "p2", 2, dist.LoadOptions{}); err == nil {
+	if _, err := shard.Load(fx.Path, "p2", 2, shard.LoadOptions{}); err == nil {
 		t.Error("part 2 of 2 accepted")
 	}
 }
@@ -117,8 +117,8 @@ func TestLoadBroken(t *testing.T) {
 	} {
 		fx := gnntest.New(t, fixtureOpt)
 		gnntest.H5py(t, fx.Path, tc.code)
-		_, err := dist.Load(fx.Path, "p3", 0, dist.LoadOptions{})
-		if err == nil || errors.Is(err, dist.ErrNoPartition) || errors.Is(err, hdf5io.ErrNotFound) || !errors.Is(err, hdf5io.ErrFormat) {
+		_, err := shard.Load(fx.Path, "p3", 0, shard.LoadOptions{})
+		if err == nil || errors.Is(err, shard.ErrNoPartition) || errors.Is(err, hdf5io.ErrNotFound) || !errors.Is(err, hdf5io.ErrFormat) {
 			t.Errorf("%s: %v, want the format error, not \"not found\"", tc.desc, err)
 			continue
 		}
@@ -130,7 +130,7 @@ func TestLoadBroken(t *testing.T) {
 	}
 }
 
-func checkShard(t *testing.T, fx *gnntest.Fixture, s *dist.Shard, name string, part int) {
+func checkShard(t *testing.T, fx *gnntest.Fixture, s *shard.Shard, name string, part int) {
 	t.Helper()
 	assign := fx.G.Partitions[name].Assign
 	var want []int64
@@ -171,13 +171,13 @@ func TestDistributedSamplingEqualsLocal(t *testing.T) {
 	ref, _ := sample.New(sample.CSRSource{G: fx.CSR}, fanouts, 5)
 	for _, P := range []int{2, 3} {
 		t.Run(fmt.Sprint(P, "ranks"), func(t *testing.T) {
-			var traffic [3]dist.CommStats
+			var traffic [3]shard.CommStats
 			errs := gnntest.RunRanks(t, P, 10*time.Second, func(c *collective.Comm) error {
-				sh, err := dist.Load(fx.Path, fmt.Sprint("p", P), c.Rank(), dist.LoadOptions{})
+				sh, err := shard.Load(fx.Path, fmt.Sprint("p", P), c.Rank(), shard.LoadOptions{})
 				if err != nil {
 					return err
 				}
-				src, err := dist.NewSource(sh, c)
+				src, err := shard.NewSource(sh, c)
 				if err != nil {
 					return err
 				}
@@ -230,17 +230,17 @@ func TestFetch(t *testing.T) {
 	d := fx.G.FeatDim
 	// The hybrid's halo is larger than the budget here, so its default
 	// is all static; a share of 0.5 gives both tiers rows.
-	for _, co := range []dist.CacheOptions{{Policy: dist.PolicyNone}, {Policy: dist.PolicyStatic}, {Policy: dist.PolicyFIFO},
-		{Policy: dist.PolicyHybrid}, {Policy: dist.PolicyHybrid, StaticShare: 0.5}} {
+	for _, co := range []shard.CacheOptions{{Policy: shard.PolicyNone}, {Policy: shard.PolicyStatic}, {Policy: shard.PolicyFIFO},
+		{Policy: shard.PolicyHybrid}, {Policy: shard.PolicyHybrid, StaticShare: 0.5}} {
 		policy := co.Policy
 		co.Budget = 200 * 4 * int64(d)
 		t.Run(fmt.Sprintf("%s %g", policy, co.StaticShare), func(t *testing.T) {
 			errs := gnntest.RunRanks(t, 3, 10*time.Second, func(c *collective.Comm) error {
-				sh, err := dist.Load(fx.Path, "p3", c.Rank(), dist.LoadOptions{})
+				sh, err := shard.Load(fx.Path, "p3", c.Rank(), shard.LoadOptions{})
 				if err != nil {
 					return err
 				}
-				st, err := dist.NewStore(context.Background(), sh, c, co)
+				st, err := shard.NewStore(context.Background(), sh, c, co)
 				if err != nil {
 					return err
 				}
@@ -263,7 +263,7 @@ func TestFetch(t *testing.T) {
 				if c.Rank() == 0 {
 					t.Logf("%s: cache %v; traffic %+v", policy, st.CacheStats(), st.Stats())
 				}
-				if policy != dist.PolicyNone && st.CacheStats().Hits == 0 {
+				if policy != shard.PolicyNone && st.CacheStats().Hits == 0 {
 					return fmt.Errorf("rank %d: no cache hits", c.Rank())
 				}
 				return nil
@@ -279,27 +279,27 @@ func TestFetch(t *testing.T) {
 
 func TestStoreErrors(t *testing.T) {
 	g := gnntest.Graph(t, fixtureOpt)
-	sh, err := dist.FromGraph(g, "", 0, dist.LoadOptions{})
+	sh, err := shard.FromGraph(g, "", 0, shard.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: dist.PolicyFIFO, Budget: 1 << 55})
+	_, err = shard.NewStore(context.Background(), sh, nil, shard.CacheOptions{Policy: shard.PolicyFIFO, Budget: 1 << 55})
 	if !errors.Is(err, feature.ErrBudget) {
 		t.Errorf("huge budget: %v", err)
 	} else {
 		t.Logf("huge budget: %v", err)
 	}
-	if _, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: "lru"}); err == nil {
+	if _, err := shard.NewStore(context.Background(), sh, nil, shard.CacheOptions{Policy: "lru"}); err == nil {
 		t.Error("unknown policy accepted")
 	}
 	for _, share := range []float64{-0.5, 1, 2} {
-		if _, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{Policy: dist.PolicyHybrid, StaticShare: share}); err == nil || !strings.Contains(err.Error(), "static share") {
+		if _, err := shard.NewStore(context.Background(), sh, nil, shard.CacheOptions{Policy: shard.PolicyHybrid, StaticShare: share}); err == nil || !strings.Contains(err.Error(), "static share") {
 			t.Errorf("hybrid static share %g: %v", share, err)
 		}
 	}
 	// A one-rank store serves everything from its own rows, with no
 	// collective to notice a cancelled context: Fetch must.
-	st, err := dist.NewStore(context.Background(), sh, nil, dist.CacheOptions{})
+	st, err := shard.NewStore(context.Background(), sh, nil, shard.CacheOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,11 +308,11 @@ func TestStoreErrors(t *testing.T) {
 	if err := st.Fetch(ctx, []int64{0}, make([]float32, st.FeatDim())); !errors.Is(err, context.Canceled) {
 		t.Errorf("fetch with a cancelled context: %v", err)
 	}
-	sh2, _ := dist.FromGraph(g, "p2", 0, dist.LoadOptions{})
-	if _, err := dist.NewSource(sh2, nil); err == nil {
+	sh2, _ := shard.FromGraph(g, "p2", 0, shard.LoadOptions{})
+	if _, err := shard.NewSource(sh2, nil); err == nil {
 		t.Error("2-part shard without a communicator accepted")
 	}
-	if _, err := dist.FromGraph(g, "p9", 0, dist.LoadOptions{}); !errors.Is(err, dist.ErrNoPartition) {
+	if _, err := shard.FromGraph(g, "p9", 0, shard.LoadOptions{}); !errors.Is(err, shard.ErrNoPartition) {
 		t.Errorf("missing partition: %v", err)
 	}
 }
@@ -322,7 +322,7 @@ func TestStoreErrors(t *testing.T) {
 // class counts are refused and leave the shard as it was.
 func TestAppendLabelInputs(t *testing.T) {
 	fx := gnntest.New(t, fixtureOpt)
-	s, err := dist.Load(fx.Path, "p3", 1, dist.LoadOptions{})
+	s, err := shard.Load(fx.Path, "p3", 1, shard.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package dist
+package shard
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 // ErrNoPartition is wrapped (with hdf5io.ErrNotFound) by Load's error when
 // the file has no partition of the given name.
-var ErrNoPartition = errors.New("dist: partition not found")
+var ErrNoPartition = errors.New("shard: partition not found")
 
 // LoadOptions tunes Load. The zero value means the defaults.
 type LoadOptions struct {
@@ -83,7 +83,7 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	start := time.Now()
 	r, err := hdf5io.OpenGraph(path)
 	if err != nil {
-		return nil, fmt.Errorf("dist: load: %w", err)
+		return nil, fmt.Errorf("shard: load: %w", err)
 	}
 	defer r.Close()
 	sum := r.Summary()
@@ -101,7 +101,7 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 			ErrNoPartition, partition, path, names, hdf5io.ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dist: load partition %q: %w", partition, err)
+		return nil, fmt.Errorf("shard: load partition %q: %w", partition, err)
 	}
 	book, err := NewBook(p.Assign, p.NumParts)
 	if err != nil {
@@ -109,7 +109,7 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	}
 	p.Assign = nil
 	if part < 0 || part >= book.NumParts() {
-		return nil, fmt.Errorf("dist: part %d of partition %q with %d parts", part, partition, book.NumParts())
+		return nil, fmt.Errorf("shard: part %d of partition %q with %d parts", part, partition, book.NumParts())
 	}
 	split := opt.TrainSplit
 	if split == "" {
@@ -119,7 +119,7 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	// mask of the wrong length, ids out of range), it is an error.
 	train, err := r.Split(split)
 	if err != nil && !errors.Is(err, hdf5io.ErrNotFound) {
-		return nil, fmt.Errorf("dist: load: %w", err)
+		return nil, fmt.Errorf("shard: load: %w", err)
 	}
 	var src rowSource = r
 	featDim, hasFeat := sum.FeatDim, sum.HasFeat
@@ -132,7 +132,7 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 		for _, name := range opt.Extra {
 			c, err := r.NodeColumns(name)
 			if err != nil {
-				return nil, fmt.Errorf("dist: load: %w", err)
+				return nil, fmt.Errorf("shard: load: %w", err)
 			}
 			x.cols = append(x.cols, c)
 			featDim += c
@@ -141,7 +141,7 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 	}
 	s, err := load(src, book, part, featDim, hasFeat, sum.HasLabel, train, opt)
 	if err != nil {
-		return nil, fmt.Errorf("dist: load part %d of %q from %s: %w", part, partition, path, err)
+		return nil, fmt.Errorf("shard: load part %d of %q from %s: %w", part, partition, path, err)
 	}
 	s.stats.Elapsed = time.Since(start)
 	return s, nil
@@ -218,7 +218,7 @@ func load(r rowSource, book *Book, part, featDim int, hasFeat, hasLabel bool, tr
 		}
 	}
 	if int64(len(s.ids)) != n {
-		return nil, fmt.Errorf("dist: read %d owned rows, the book says %d", len(s.ids), n)
+		return nil, fmt.Errorf("shard: read %d owned rows, the book says %d", len(s.ids), n)
 	}
 	s.stats.RowsOwned = n
 	for _, v := range train {
@@ -318,10 +318,10 @@ func (s *Shard) Label(i int64) int64 {
 // before a Store or a Sampler shares the shard.
 func (s *Shard) AppendLabelInputs(classes int) error {
 	if classes < 1 {
-		return fmt.Errorf("dist: label inputs: %d classes", classes)
+		return fmt.Errorf("shard: label inputs: %d classes", classes)
 	}
 	if s.labels == nil {
-		return fmt.Errorf("dist: label inputs: part %d has no labels", s.part)
+		return fmt.Errorf("shard: label inputs: part %d has no labels", s.part)
 	}
 	d, w := s.featDim, s.featDim+classes
 	feat := make([]float32, len(s.ids)*w)
@@ -332,7 +332,7 @@ func (s *Shard) AppendLabelInputs(classes int) error {
 		l, _ := s.Local(v)
 		c := s.labels[l]
 		if c < 0 || c >= int64(classes) {
-			return fmt.Errorf("dist: label inputs: training node %d has label %d, outside [0, %d)", v, c, classes)
+			return fmt.Errorf("shard: label inputs: training node %d has label %d, outside [0, %d)", v, c, classes)
 		}
 		feat[int(l)*w+d+int(c)] = 1
 	}
