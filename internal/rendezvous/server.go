@@ -77,6 +77,12 @@ type waiters struct {
 // it closes their connections.
 const shutdownGrace = 5 * time.Second
 
+// failureLinger is how long Close keeps answering after the world failed
+// to form, so that a rank between two requests (its join answered, its
+// next Get not sent yet) learns why the job cannot start instead of
+// finding the port closed and retrying until its timeout.
+const failureLinger = time.Second
+
 // newServer makes a server that is not listening yet.
 func newServer(cfg Config) *Server {
 	if cfg.Limits.MaxKeys <= 0 {
@@ -146,11 +152,19 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // answer at once with an error that wraps ErrClosed at their clients,
 // other requests in progress get shutdownGrace to finish, and then every
 // connection is closed. A client Get caught between two polls finds the
-// port closed and retries until its context ends, like a Put. When Close
-// returns, no goroutine of the Server is left. Close may be called more
+// port closed and retries until its context ends, like a Put. After the
+// world failed to form, Close first goes on answering for failureLinger,
+// and every request, also one that arrives while it closes, gets the
+// reason the job cannot start. When Close returns, no goroutine of the Server is left. Close may be called more
 // than once; later calls return the first call's result.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		failed := s.failure != ""
+		s.mu.Unlock()
+		if failed {
+			time.Sleep(failureLinger)
+		}
 		close(s.done)
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
@@ -236,11 +250,20 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// closed answers 503 and reports true when the server is closing.
+// closed answers and reports true when the server is closing: 409 with
+// the reason when the world failed to form (that, not the closing, is
+// what the rank must learn), else 503.
 func (s *Server) closed(w http.ResponseWriter) bool {
 	select {
 	case <-s.done:
-		http.Error(w, ErrClosed.Error(), http.StatusServiceUnavailable)
+		s.mu.Lock()
+		failure := s.failure
+		s.mu.Unlock()
+		if failure != "" {
+			http.Error(w, failure, http.StatusConflict)
+		} else {
+			http.Error(w, ErrClosed.Error(), http.StatusServiceUnavailable)
+		}
 		return true
 	default:
 		return false

@@ -107,6 +107,35 @@ func TestJoinConflictFailsTheWorld(t *testing.T) {
 	}
 }
 
+// TestFailedWorldOutlivesClose: rank 0 closes its store as soon as it
+// learns the world cannot form; a rank between its join and its next Get
+// must still learn why, not find the store closed (it once reported
+// "rank 1 never joined: rendezvous server closed").
+func TestFailedWorldOutlivesClose(t *testing.T) {
+	s := startServer(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := NewClient(s.URL(), testToken)
+	if _, err := c.Join(ctx, member(0, testSize, 100)); err != nil {
+		t.Fatal(err)
+	}
+	const want = "the job cannot start: WEFT_RANK=0 is taken"
+	if _, err := c.Join(ctx, member(0, testSize, 201)); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the bad join: %v", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	time.Sleep(failureLinger / 4) // the Close has begun
+	for _, key := range []string{RankKey(0), RankKey(2)} {
+		if _, err := c.Get(ctx, key); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Get(%s) while the store closes: %v\nwant ErrConflict with %q", key, err, want)
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Error(err)
+	}
+}
+
 // TestLateJoinAfterTheWorldFormed: once every rank has joined, a process
 // that claims a taken rank or another size is refused, naming the rank,
 // and the world it would have spoiled carries on.
