@@ -48,7 +48,8 @@ func TestGPUCheckOnFake(t *testing.T) {
 			t.Errorf("step %q did not run:\n%s", step, out)
 		}
 	}
-	if k, err := os.ReadFile(filepath.Join(unpack, "gpu-kernels.txt")); err != nil || !strings.Contains(string(k), "weft_sum_f16") {
+	if k, err := os.ReadFile(filepath.Join(unpack, "gpu-kernels.txt")); err != nil || !strings.Contains(string(k), "\n  sum_f16 ") ||
+		!strings.Contains(string(k), " elements against the CPU references: 0 wrong") {
 		t.Errorf("gpu-kernels.txt lacks the kernel table (%v):\n%s", err, k)
 	}
 	table, err := os.ReadFile(filepath.Join(unpack, "gpu-bench.txt"))
