@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/internal/units"
 	"github.com/weft-hpc/weft/psmode"
 	"github.com/weft-hpc/weft/psmode/psbench"
@@ -110,33 +112,29 @@ assignment with PSLD in one process.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			c, err := collective.Open(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			fitProcs(c.Launch())
-			data, err := psbench.LoadData(&f.cfg)
-			if err != nil {
-				return err
-			}
-			run := &psbench.Run{Balance: balance}
-			var keys int
-			pcfg, train := psbench.Job(&f.cfg, data, run, &keys)
-			pcfg.Balance, pcfg.Async, pcfg.Slowdown = balance, async, nil // env knobs apply
-			start := time.Now()
-			if err := psmode.Run(ctx, c, pcfg, train); err != nil {
-				return err
-			}
-			if c.Rank() == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
-					f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, keys, len(run.Times), time.Since(start).Seconds(), run.Throughput(min(3, len(run.Times)-1)), run.Loss, run.Accuracy, run.FinalKeys)
-				for _, e := range run.Events {
-					fmt.Fprintf(cmd.OutOrStdout(), "  step %3d %-9s %s\n", e.Step, e.Kind, e.Text)
+			return ranks.Run(cmd.Context(), 0, func(ctx context.Context, c *collective.Comm) error {
+				fitProcs(c.Launch())
+				data, err := psbench.LoadData(&f.cfg)
+				if err != nil {
+					return err
 				}
-			}
-			return nil
+				run := &psbench.Run{Balance: balance}
+				var keys int
+				pcfg, train := psbench.Job(&f.cfg, data, run, &keys)
+				pcfg.Balance, pcfg.Async, pcfg.Slowdown = balance, async, nil // env knobs apply
+				start := time.Now()
+				if err := psmode.Run(ctx, c, pcfg, train); err != nil {
+					return err
+				}
+				if c.Rank() == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
+						f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, keys, len(run.Times), time.Since(start).Seconds(), run.Throughput(min(3, len(run.Times)-1)), run.Loss, run.Accuracy, run.FinalKeys)
+					for _, e := range run.Events {
+						fmt.Fprintf(cmd.OutOrStdout(), "  step %3d %-9s %s\n", e.Step, e.Kind, e.Text)
+					}
+				}
+				return nil
+			})
 		},
 	}
 	f.register(cmd)

@@ -11,10 +11,10 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/psmode"
 )
@@ -131,25 +131,10 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 func runOne(ctx context.Context, cfg *Config, data *fmnist.Dataset, run *Run, res *Result) error {
 	pcfg, train := Job(cfg, data, run, &res.Keys)
 	n := cfg.Workers + cfg.Servers + cfg.Standby
-	comms, err := collective.NewLocal(n)
-	if err != nil {
+	if err := ranks.Run(ctx, n, func(ctx context.Context, c *collective.Comm) error {
+		return psmode.Run(ctx, c, pcfg, train)
+	}); err != nil {
 		return err
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = psmode.Run(ctx, comms[r], pcfg, train)
-			comms[r].Close()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
 	}
 	run.convergence(cfg.Onset)
 	return nil
