@@ -15,7 +15,12 @@
 // point-to-point Send and Recv, so parameter-server traffic runs on
 // whichever backend the world communicator has, like every other byte
 // Weft moves between ranks.
-// `weft ps` runs a job from the command line, `weft ps bench` the benchmark.
+//
+// Job is a whole training job on top of Run: the workers train nn's
+// Fashion-MNIST MLP (nn.MLP, its forward, backward and loss) through the
+// servers, its parameters padded to a model-sized vector; `weft ps` runs
+// it under a launcher, package psmode/psbench (`weft ps bench`) on
+// in-process ranks under stragglers.
 //
 // # Keys, table, versions
 //
