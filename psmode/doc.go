@@ -43,6 +43,12 @@
 //
 // # Equality with allreduce
 //
+// The servers' update rules are nn's: Optimizer.Apply computes nn.SGD's
+// ("sgd", "momentum") and nn.Adam's ("adam") numbers bit for bit on the
+// gradient g*scale + WeightDecay*w (TestOptimizerIsNN). It is a loop of
+// psmode's own only because a key's optimizer state migrates with the key
+// between servers, and nn's optimizers do not export theirs.
+//
 // The servers compute w = Optimizer.Apply(w, sum of pushes, 1/W, ...), the
 // function a worker calls after an allreduce of the same gradients, with
 // the same per-key state. The only difference is the order of the sum:
