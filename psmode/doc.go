@@ -15,7 +15,12 @@
 // point-to-point Send and Recv, so parameter-server traffic runs on
 // whichever backend the world communicator has, like every other byte
 // Weft moves between ranks.
-// `weft ps` runs a job from the command line, `weft ps bench` the benchmark.
+//
+// Job is a whole training job on top of Run: the workers train nn's
+// Fashion-MNIST MLP (nn.MLP, its forward, backward and loss) through the
+// servers, its parameters padded to a model-sized vector; `weft ps` runs
+// it under a launcher, package psmode/psbench (`weft ps bench`) on
+// in-process ranks under stragglers.
 //
 // # Keys, table, versions
 //
@@ -37,6 +42,12 @@
 // divided by the number of workers, and pulls return the current value.
 //
 // # Equality with allreduce
+//
+// The servers' update rules are nn's: Optimizer.Apply computes nn.SGD's
+// ("sgd", "momentum") and nn.Adam's ("adam") numbers bit for bit on the
+// gradient g*scale + WeightDecay*w (TestOptimizerIsNN). It is a loop of
+// psmode's own only because a key's optimizer state migrates with the key
+// between servers, and nn's optimizers do not export theirs.
 //
 // The servers compute w = Optimizer.Apply(w, sum of pushes, 1/W, ...), the
 // function a worker calls after an allreduce of the same gradients, with

@@ -69,6 +69,13 @@ func (o Optimizer) StateSlots() int {
 // arrays of len(w) (zero at first) and t is the number of earlier updates of
 // this key. Workers that reduce with allreduce call the same function, so
 // both paths compute the same numbers.
+//
+// The arithmetic is nn's, bit for bit (TestOptimizerIsNN): "sgd" and
+// "momentum" are nn.SGD (Momentum 0 and Momentum), "adam" is nn.Adam with
+// T = t+1, each given the gradient g*scale + WeightDecay*w. psmode keeps
+// its own loop because a key's optimizer state moves between servers with
+// the key (migration), and nn's optimizers keep their state unexported;
+// the gradient scale and the weight decay are psmode's additions.
 func (o Optimizer) Apply(w, g []float32, scale float32, state [][]float32, t int64) {
 	if len(g) != len(w) {
 		panic(fmt.Sprintf("psmode: optimizer: %d weights, %d gradients", len(w), len(g)))
@@ -83,20 +90,25 @@ func (o Optimizer) Apply(w, g []float32, scale float32, state [][]float32, t int
 		v := state[0][:len(w)]
 		mu := o.Momentum
 		for i := range w {
-			v[i] = mu*v[i] + g[i]*scale + wd*w[i]
-			w[i] -= lr * v[i]
+			gi := g[i]*scale + wd*w[i]
+			vi := mu*v[i] + gi
+			v[i] = vi
+			w[i] -= lr * vi
 		}
 	case "adam":
 		m, v := state[0][:len(w)], state[1][:len(w)]
-		b1, b2 := o.Beta1, o.Beta2
-		c1 := float32(1 - math.Pow(float64(b1), float64(t+1)))
-		c2 := float32(1 - math.Pow(float64(b2), float64(t+1)))
-		step := lr / c1
+		b1, b2, eps := o.Beta1, o.Beta2, o.Eps
+		// nn.Adam's bias correction: in float64, the step's learning
+		// rate and 1/sqrt(1-beta2^T) rounded to float32 once.
+		bc1 := 1 - math.Pow(float64(b1), float64(t+1))
+		bc2 := 1 - math.Pow(float64(b2), float64(t+1))
+		step, rs := float32(float64(lr)/bc1), float32(1/math.Sqrt(bc2))
 		for i := range w {
 			gi := g[i]*scale + wd*w[i]
-			m[i] = b1*m[i] + (1-b1)*gi
-			v[i] = b2*v[i] + (1-b2)*gi*gi
-			w[i] -= step * m[i] / (float32(math.Sqrt(float64(v[i]/c2))) + o.Eps)
+			mi := b1*m[i] + (1-b1)*gi
+			vi := b2*v[i] + (1-b2)*gi*gi
+			m[i], v[i] = mi, vi
+			w[i] -= step * mi / (float32(math.Sqrt(float64(vi)))*rs + eps)
 		}
 	default:
 		panic("psmode: unknown optimizer " + o.Kind)

@@ -11,38 +11,24 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 )
 
-// runLocal runs a job of in-process ranks; train runs on each worker.
-func runLocal(t *testing.T, cfg Config, train func(context.Context, *Worker) error, opts ...collective.Option) []error {
+// runLocal runs a job of in-process ranks under package ranks' harness
+// (the first failing rank's error, naming it); train runs on each worker.
+func runLocal(t *testing.T, cfg Config, train func(context.Context, *Worker) error, opts ...collective.Option) error {
 	t.Helper()
-	n := cfg.Workers + cfg.Servers + cfg.Standby
-	comms, err := collective.NewLocal(n, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = Run(ctx, comms[r], cfg, train)
-			comms[r].Close()
-		}()
-	}
-	wg.Wait()
-	return errs
+	return ranks.Run(ctx, cfg.Workers+cfg.Servers+cfg.Standby, func(ctx context.Context, c *collective.Comm) error {
+		return Run(ctx, c, cfg, train)
+	}, opts...)
 }
 
-func noErrors(t *testing.T, errs []error) {
+func noErrors(t *testing.T, err error) {
 	t.Helper()
-	for r, err := range errs {
-		if err != nil {
-			t.Errorf("rank %d: %v", r, err)
-		}
+	if err != nil {
+		t.Error(err)
 	}
 }
 

@@ -106,6 +106,19 @@
 // layers pay nothing for prediction. Stats.Update measures the
 // passes.
 //
+// # Jobs
+//
+// Job is the epoch loop around a Trainer that `weft train mlp|cnn` and
+// `weft bench sapipe` run on every rank: it builds nn's Fashion-MNIST MLP
+// (784-256-256-10) or CNN and nn's SGD or Adam from names, trains
+// Job.Epochs epochs of Trainer.Epoch (Shard's samples, at most
+// Job.MaxSteps steps each), evaluates the test accuracy on rank 0 after
+// each epoch while the other ranks wait in a barrier, flushes, and returns
+// the Result: the statistics of the steps after Job.Skip, the accuracy
+// curve and the final accuracy. Report's functions receive the progress on
+// rank 0; printing it is the caller's. Package collective/ranks runs Run on
+// goroutine ranks or on the launched world.
+//
 // # Time
 //
 // Each Step returns Stats: wall time; compute (wall minus exposed);
@@ -118,7 +131,7 @@
 //
 // # Concurrency
 //
-// A Trainer is driven by one goroutine. Its reductions run on the
+// A Trainer, and a Job's Run, is driven by one goroutine per rank. Its reductions run on the
 // communicator's goroutines and on one waiting goroutine per bucket and
 // step. The context given to Step bounds the waits; when it ends the
 // communicator is aborted, since a reduction in flight owns the gradient

@@ -5,33 +5,19 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/nn"
 )
 
-// runRanks runs f on n in-process ranks and fails on any error.
+// runRanks runs f on n in-process ranks (package ranks' harness) and
+// fails on the first rank's error.
 func runRanks(t *testing.T, n int, f func(c *collective.Comm) error) {
 	t.Helper()
-	comms, err := collective.NewLocal(n)
-	if err != nil {
+	if err := ranks.Run(context.Background(), n, func(_ context.Context, c *collective.Comm) error { return f(c) }); err != nil {
 		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for r, c := range comms {
-		wg.Go(func() {
-			defer c.Close()
-			errs[r] = f(c)
-		})
-	}
-	wg.Wait()
-	for r, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
-		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/bench"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/internal/units"
 )
@@ -185,7 +185,7 @@ type benchRun interface {
 }
 
 // runBench runs out on n goroutine ranks (local > 0) or on the world a
-// launcher started.
+// launcher started, under package ranks' error policy.
 func runBench(ctx context.Context, local int, cpuProfile string, opts []collective.Option, out benchRun) error {
 	if local > 0 {
 		stop, err := startProfile(cpuProfile, 0)
@@ -194,26 +194,19 @@ func runBench(ctx context.Context, local int, cpuProfile string, opts []collecti
 		}
 		defer stop()
 		describe := fmt.Sprintf("%d ranks (goroutines of one process, inproc)", local)
-		errs, err := localRanks(local, opts, func(r int, c *collective.Comm) error {
-			return out.run(ctx, c, r == 0, describe)
-		})
+		return ranks.Run(ctx, local, func(ctx context.Context, c *collective.Comm) error {
+			return out.run(ctx, c, c.Rank() == 0, describe)
+		}, opts...)
+	}
+	return ranks.Run(ctx, 0, func(ctx context.Context, c *collective.Comm) error {
+		fitProcs(c.Launch())
+		stop, err := startProfile(cpuProfile, c.Rank())
 		if err != nil {
 			return err
 		}
-		return cmp.Or(errs...)
-	}
-	c, err := collective.Open(ctx, opts...)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	fitProcs(c.Launch())
-	stop, err := startProfile(cpuProfile, c.Rank())
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return out.run(ctx, c, c.Rank() == 0, describe(c))
+		defer stop()
+		return out.run(ctx, c, c.Rank() == 0, describe(c))
+	}, opts...)
 }
 
 // describe says which backend and launch a communicator runs on.

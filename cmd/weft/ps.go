@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,7 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
+	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/internal/units"
+	"github.com/weft-hpc/weft/nn"
 	"github.com/weft-hpc/weft/psmode"
 	"github.com/weft-hpc/weft/psmode/psbench"
 )
@@ -110,33 +115,27 @@ assignment with PSLD in one process.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			c, err := collective.Open(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			fitProcs(c.Launch())
-			data, err := psbench.LoadData(&f.cfg)
-			if err != nil {
-				return err
-			}
-			run := &psbench.Run{Balance: balance}
-			var keys int
-			pcfg, train := psbench.Job(&f.cfg, data, run, &keys)
-			pcfg.Balance, pcfg.Async, pcfg.Slowdown = balance, async, nil // env knobs apply
-			start := time.Now()
-			if err := psmode.Run(ctx, c, pcfg, train); err != nil {
-				return err
-			}
-			if c.Rank() == 0 {
+			job := f.cfg.Job
+			job.Balance, job.Async, job.Slowdown = balance, async, nil // env knobs apply
+			nn.SetThreads(1)                                           // one rank per process
+			return ranks.Run(cmd.Context(), 0, func(ctx context.Context, c *collective.Comm) error {
+				fitProcs(c.Launch())
+				data, err := fmnist.Load(cmp.Or(f.cfg.DataDir, fmnist.Dir), fmnist.Options{Limit: f.cfg.Limit})
+				if err != nil {
+					return err
+				}
+				start := time.Now()
+				res, err := job.Run(ctx, c, data)
+				if err != nil || res == nil { // res: worker 0's
+					return err
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
-					f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, keys, len(run.Times), time.Since(start).Seconds(), run.Throughput(min(3, len(run.Times)-1)), run.Loss, run.Accuracy, run.FinalKeys)
-				for _, e := range run.Events {
+					f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, res.Keys, len(res.Times), time.Since(start).Seconds(), res.Throughput(min(3, len(res.Times)-1)), res.Loss, res.Accuracy, res.FinalKeys)
+				for _, e := range res.Events {
 					fmt.Fprintf(cmd.OutOrStdout(), "  step %3d %-9s %s\n", e.Step, e.Kind, e.Text)
 				}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	f.register(cmd)

@@ -1,39 +1,18 @@
 package main
 
-// How a command's ranks run, shared by bench, train, train gnn and ps:
-// goroutine ranks of one process (--local, --ranks), a launched rank's
-// share of the host's CPUs, and a CPU profile per rank.
+// What a command's ranks need beside package collective/ranks, which runs
+// them (goroutine ranks of one process with --local or --ranks, else the
+// launched world): a launched rank's share of the host's CPUs, and a CPU
+// profile per rank.
 
 import (
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sync"
 
 	"github.com/weft-hpc/weft/collective"
 )
-
-// localRanks runs fn on n goroutine ranks of one process
-// (collective.NewLocal with opts), closing each rank's communicator when
-// its fn returns, and returns their errors, errs[r] rank r's. It blocks
-// until every rank is done; err is NewLocal's.
-func localRanks(n int, opts []collective.Option, fn func(r int, c *collective.Comm) error) (errs []error, err error) {
-	cs, err := collective.NewLocal(n, opts...)
-	if err != nil {
-		return nil, err
-	}
-	errs = make([]error, n)
-	var wg sync.WaitGroup
-	for r, c := range cs {
-		wg.Go(func() {
-			defer c.Close()
-			errs[r] = fn(r, c)
-		})
-	}
-	wg.Wait()
-	return errs, nil
-}
 
 // fitProcs gives this rank its share of the host's CPUs, but at least two
 // Ps, when the user did not set GOMAXPROCS: idle Go threads of one rank

@@ -143,7 +143,7 @@ machine's cores, and their allreduce is memory copies), and print:
 						if err != nil {
 							return fmt.Errorf("%s: %w", v.name, err)
 						}
-						s := res.stats
+						s := res.Stats
 						k := float64(max(s.Steps, 1))
 						rate := float64(s.Samples*n) / s.Wall.Seconds()
 						if v.cfg.Mode == sapipe.BSP {
@@ -176,7 +176,7 @@ machine's cores, and their allreduce is memory copies), and print:
 			}
 			fmt.Fprintf(out, "\n# accuracy: %d epochs, %d ranks, link %s, test set of %d\n", accEpochs, accRanks, gbpsString(gbps), test.Len())
 			fmt.Fprintf(out, "# %-13s %s %8s %7s %8s\n", "mode", strings.Repeat("   seed", len(seeds)), "mean", "sd", "train_s")
-			curves := map[string][]accPoint{}
+			curves := map[string][]sapipe.Point{}
 			var names []string
 			for _, v := range vs {
 				var accs []float64
@@ -189,10 +189,10 @@ machine's cores, and their allreduce is memory copies), and print:
 					if err != nil {
 						return fmt.Errorf("%s seed %d: %w", v.name, seed, err)
 					}
-					accs = append(accs, res.final)
-					secs += res.stats.Wall.Seconds()
+					accs = append(accs, res.Final)
+					secs += res.Stats.Wall.Seconds()
 					if si == 0 {
-						curves[v.name] = res.curve
+						curves[v.name] = res.Curve
 						names = append(names, v.name)
 					}
 				}
@@ -246,8 +246,8 @@ func resolveLink(ctx context.Context, link string, ratio float64, o trainOpts, n
 	if err != nil {
 		return 0, fmt.Errorf("calibrating the link: %w", err)
 	}
-	compute := res.stats.Compute.Seconds() / float64(max(res.stats.Steps, 1))
-	wire := 2 * float64(n-1) / float64(n) * float64(res.bytes)
+	compute := res.Stats.Compute.Seconds() / float64(max(res.Stats.Steps, 1))
+	wire := 2 * float64(n-1) / float64(n) * float64(res.Bytes)
 	return wire * 8 / (ratio * compute) / 1e9, nil
 }
 
@@ -270,7 +270,7 @@ var accColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", 
 
 // plotAccuracy draws test accuracy against training time, one line per
 // name, into path (.png, .svg or .pdf), written beside it and renamed.
-func plotAccuracy(path, title string, curves map[string][]accPoint, names []string) error {
+func plotAccuracy(path, title string, curves map[string][]sapipe.Point, names []string) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "training time (s)"

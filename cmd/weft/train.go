@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/nn"
 	"github.com/weft-hpc/weft/sapipe"
 )
@@ -35,145 +35,67 @@ type trainOpts struct {
 	out      io.Writer
 }
 
-type accPoint struct {
-	Wall float64 // seconds of training so far
-	Acc  float64
+// job is the sapipe.Job of the flags.
+func (o *trainOpts) job() *sapipe.Job {
+	return &sapipe.Job{Model: o.model, Optimizer: o.optim, LR: o.lr, Momentum: o.momentum, Config: o.cfg,
+		Epochs: o.epochs, Batch: o.batch, MaxSteps: o.maxSteps, Skip: o.skip, Seed: o.seed, Eval: o.eval}
 }
 
-type trainResult struct {
-	stats sapipe.Stats // rank 0, steps after skip
-	curve []accPoint   // after each epoch
-	final float64      // test accuracy after the last Flush
-	bytes int          // parameter bytes
-}
-
-func (o *trainOpts) newModel() (*nn.Sequential, []int, error) {
-	switch o.model {
-	case "mlp":
-		return nn.MLP(o.seed, 784, 256, 256, 10), nil, nil
-	case "cnn":
-		return nn.CNN(o.seed, 0.25), nn.CNNInput, nil
+// report prints rank 0's step table (every o.every steps) and epoch lines
+// to o.out.
+func (o *trainOpts) report() sapipe.Report {
+	if o.out == nil {
+		return sapipe.Report{}
 	}
-	return nil, nil, fmt.Errorf("unknown model %q (mlp, cnn)", o.model)
-}
-
-func (o *trainOpts) newOptimizer() (nn.Optimizer, error) {
-	switch o.optim {
-	case "sgd":
-		return &nn.SGD{LR: float32(o.lr), Momentum: float32(o.momentum)}, nil
-	case "adam":
-		return nn.NewAdam(float32(o.lr)), nil
+	rep := sapipe.Report{
+		Epoch: func(e sapipe.Epoch) {
+			fmt.Fprintf(o.out, "epoch %d: train loss %.4f, train acc %.4f, test acc %.4f, %.2f s of training, %.0f samples/s\n",
+				e.Epoch, e.Stats.Loss/float64(max(e.Stats.Steps, 1)), float64(e.Stats.Correct)/float64(max(e.Stats.Samples, 1)), e.Accuracy,
+				e.Trained.Seconds(), e.SamplesPerSec)
+		},
 	}
-	return nil, fmt.Errorf("unknown optimizer %q (sgd, adam)", o.optim)
+	if o.every > 0 {
+		rep.Start = func(s sapipe.Setup) {
+			fmt.Fprintf(o.out, "# %s %v, %d ranks, batch %d per rank, %s lr %g, link %s, buckets %s\n",
+				o.model, s.Config, s.Ranks, o.batch, o.optim, o.lr, gbpsString(o.gbps), s.Buckets)
+			fmt.Fprintf(o.out, "# %5s %5s %8s %10s %10s %10s %10s %10s\n", "epoch", "step", "loss", "step_ms", "compute", "comm", "exposed", "update")
+		}
+		rep.Step = func(ep, step int, s sapipe.Stats) {
+			if step%o.every == 0 {
+				fmt.Fprintf(o.out, "  %5d %5d %8.4f %10.3f %10.3f %10.3f %10.3f %10.3f\n", ep, step, s.Loss,
+					ms(s.Wall), ms(s.Compute), ms(s.Comm), ms(s.Exposed), ms(s.Update))
+			}
+		}
+	}
+	return rep
 }
 
 // runTraining trains on o.ranks goroutine ranks (or on the launcher's
-// communicator when o.ranks is 0) and returns rank 0's view.
-func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*trainResult, error) {
-	if _, _, err := o.newModel(); err != nil {
+// communicator when o.ranks is 0) and returns rank 0's result (nil on the
+// other ranks of a launch).
+func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*sapipe.Result, error) {
+	job := o.job()
+	if err := job.Check(); err != nil {
 		return nil, err
-	}
-	if _, err := o.newOptimizer(); err != nil {
-		return nil, err
-	}
-	if o.ranks == 0 {
-		c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		if o.threads == 0 {
-			o.threads = 1
-		}
-		nn.SetThreads(o.threads)
-		res, err := trainRank(ctx, o, c, train, test)
-		if c.Rank() != 0 {
-			res = nil
-		}
-		return res, err
 	}
 	if o.threads == 0 {
-		o.threads = max(1, runtime.GOMAXPROCS(0)/o.ranks)
+		o.threads = 1 // a launched rank
+		if o.ranks > 0 {
+			o.threads = max(1, runtime.GOMAXPROCS(0)/o.ranks)
+		}
 	}
 	nn.SetThreads(o.threads)
-	var res *trainResult
-	errs, err := localRanks(o.ranks, []collective.Option{collective.WithEmulatedLink(o.gbps)}, func(r int, c *collective.Comm) error {
-		rr, err := trainRank(ctx, o, c, train, test)
-		if err != nil {
-			c.Abort()
-			return fmt.Errorf("rank %d: %w", r, err)
-		}
-		if r == 0 {
+	rep := o.report()
+	var res *sapipe.Result
+	err := ranks.Run(ctx, o.ranks, func(ctx context.Context, c *collective.Comm) error {
+		rr, err := job.Run(ctx, c, train, test, rep)
+		if c.Rank() == 0 {
 			res = rr
 		}
-		return nil
-	})
+		return err
+	}, collective.WithEmulatedLink(o.gbps))
 	if err != nil {
 		return nil, err
-	}
-	if err := cmp.Or(errs...); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-func trainRank(ctx context.Context, o trainOpts, c *collective.Comm, train, test *nn.Dataset) (*trainResult, error) {
-	m, shape, _ := o.newModel()
-	opt, _ := o.newOptimizer()
-	tr, err := sapipe.New(ctx, c, m, opt, o.cfg)
-	if err != nil {
-		return nil, err
-	}
-	rank := c.Rank()
-	res := &trainResult{bytes: 4 * m.NumParams()}
-	if rank == 0 && o.out != nil && o.every > 0 {
-		fmt.Fprintf(o.out, "# %s %v, %d ranks, batch %d per rank, %s lr %g, link %s, buckets %s\n",
-			o.model, tr.Config(), c.Size(), o.batch, o.optim, o.lr, gbpsString(o.gbps), tr.Buckets())
-		fmt.Fprintf(o.out, "# %5s %5s %8s %10s %10s %10s %10s %10s\n", "epoch", "step", "loss", "step_ms", "compute", "comm", "exposed", "update")
-	}
-	var wall time.Duration
-	steps := 0
-	for ep := 0; ep < o.epochs; ep++ {
-		var epoch sapipe.Stats
-		_, err := tr.Epoch(ctx, train, sapipe.EpochOptions{
-			Epoch: ep, Batch: o.batch, Seed: o.seed, Shape: shape, MaxSteps: o.maxSteps,
-			Each: func(s sapipe.Stats) {
-				steps++
-				wall += s.Wall
-				epoch.Add(s)
-				if steps > o.skip {
-					res.stats.Add(s)
-				}
-				if rank == 0 && o.out != nil && o.every > 0 && steps%o.every == 0 {
-					fmt.Fprintf(o.out, "  %5d %5d %8.4f %10.3f %10.3f %10.3f %10.3f %10.3f\n", ep, steps, s.Loss,
-						ms(s.Wall), ms(s.Compute), ms(s.Comm), ms(s.Exposed), ms(s.Update))
-				}
-			},
-		})
-		if err != nil {
-			return nil, err
-		}
-		if o.eval && test != nil {
-			if rank == 0 {
-				acc := tr.Evaluate(test, 1000, shape...)
-				res.curve = append(res.curve, accPoint{Wall: wall.Seconds(), Acc: acc})
-				if o.out != nil {
-					fmt.Fprintf(o.out, "epoch %d: train loss %.4f, train acc %.4f, test acc %.4f, %.2f s of training, %.0f samples/s\n",
-						ep, epoch.Loss/float64(max(epoch.Steps, 1)), float64(epoch.Correct)/float64(max(epoch.Samples, 1)), acc,
-						wall.Seconds(), float64(epoch.Samples*c.Size())/epoch.Wall.Seconds())
-				}
-			}
-			// The other ranks wait here while rank 0 evaluates.
-			if err := c.Barrier(ctx); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := tr.Flush(ctx); err != nil {
-		return nil, err
-	}
-	if rank == 0 && test != nil && o.eval {
-		res.final = tr.Evaluate(test, 1000, shape...)
 	}
 	return res, nil
 }
@@ -261,14 +183,14 @@ test accuracy after each epoch. --net-gbps emulates a slower link
 			if res == nil { // not rank 0 of a launch
 				return nil
 			}
-			if o.ranks > 0 || res.final > 0 {
-				s := res.stats
+			if o.ranks > 0 || res.Final > 0 {
+				s := res.Stats
 				fmt.Fprintf(o.out, "final test accuracy %.4f; per step: compute %.3f ms, comm %.3f ms, exposed %.3f ms, update %.3f ms\n",
-					res.final, ms(s.Compute)/float64(max(s.Steps, 1)), ms(s.Comm)/float64(max(s.Steps, 1)),
+					res.Final, ms(s.Compute)/float64(max(s.Steps, 1)), ms(s.Comm)/float64(max(s.Steps, 1)),
 					ms(s.Exposed)/float64(max(s.Steps, 1)), ms(s.Update)/float64(max(s.Steps, 1)))
 			}
-			if plotTo != "" && len(res.curve) > 0 {
-				return plotAccuracy(plotTo, fmt.Sprintf("weft train %s", o.model), map[string][]accPoint{o.cfg.Mode.String(): res.curve}, []string{o.cfg.Mode.String()})
+			if plotTo != "" && len(res.Curve) > 0 {
+				return plotAccuracy(plotTo, fmt.Sprintf("weft train %s", o.model), map[string][]sapipe.Point{o.cfg.Mode.String(): res.Curve}, []string{o.cfg.Mode.String()})
 			}
 			return nil
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/gnn/train"
 	"github.com/weft-hpc/weft/internal/progress"
 	"github.com/weft-hpc/weft/nn"
@@ -126,39 +127,20 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 			return err
 		}
 		defer stop()
-		errs, err := localRanks(o.ranks, []collective.Option{collective.WithEmulatedLink(o.gbps)}, func(_ int, c *collective.Comm) error {
-			return o.run(ctx, job, c)
-		})
-		if err != nil {
-			return err
+	}
+	err = ranks.Run(ctx, o.ranks, func(ctx context.Context, c *collective.Comm) error {
+		if o.ranks == 0 {
+			stop, err := startProfile(o.cpuProfile, c.Rank())
+			if err != nil {
+				return err
+			}
+			defer stop()
 		}
-		return joinUnique(errs)
-	}
-	c, err := collective.Open(ctx, collective.WithEmulatedLink(o.gbps))
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	stop, err := startProfile(o.cpuProfile, c.Rank())
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return o.run(ctx, job, c)
-}
-
-// joinUnique joins the ranks' errors, each message once: goroutine ranks
-// that refuse the same option all say the same.
-func joinUnique(errs []error) error {
-	var out []error
-	seen := map[string]bool{}
-	for _, err := range errs {
-		if err != nil && !seen[err.Error()] {
-			seen[err.Error()] = true
-			out = append(out, err)
-		}
-	}
-	return errors.Join(out...)
+		return o.run(ctx, job, c)
+	}, collective.WithEmulatedLink(o.gbps))
+	// A refused option is the same mistake on every rank: say it without
+	// the rank.
+	return o.flagError(err)
 }
 
 // job turns the flags into the package's options.
@@ -254,7 +236,7 @@ func (o *gnnOptions) run(ctx context.Context, job *train.Job, c *collective.Comm
 		}
 	}
 	_, err := job.Run(ctx, c, rep)
-	return o.flagError(err)
+	return err
 }
 
 func (o *gnnOptions) printHeader(s train.Setup) {

@@ -1,41 +1,38 @@
-// Package psbench is `weft ps bench`: a parameter-server job of in-process
-// ranks that trains a Fashion-MNIST MLP (padded to a model-sized parameter
-// set) with static uniform key assignment and with PSLD, without a
-// straggler and with one server slowed down, side by side.
+// Package psbench is `weft ps bench`: psmode's Job (a Fashion-MNIST MLP of
+// package nn trained through parameter servers, padded to a model-sized
+// parameter set) on in-process ranks, with static uniform key assignment
+// and with PSLD, without a straggler and with one server slowed down, side
+// by side: a markdown table, a CSV of step times and a plot.
 package psbench
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/collective/ranks"
 	"github.com/weft-hpc/weft/ingest/fmnist"
+	"github.com/weft-hpc/weft/nn"
 	"github.com/weft-hpc/weft/psmode"
 )
 
-// Config is one benchmark. The zero value of a field means its default.
+// Config is one benchmark: the job of every run and the straggler. The
+// zero value of a field means its default.
 type Config struct {
-	Workers, Servers, Standby int     // 2, 4, 0
-	Params                    int     // total float32 parameters (25M); the MLP is the front, the rest padding
-	Hidden, Batch             int     // MLP hidden units (64), images per worker per step (32)
-	Steps                     int     // steps per run (60)
-	Onset                     int     // step at which the straggler starts (8)
-	Straggler                 int     // server index slowed down (last active server)
-	Factor                    float64 // slowdown (3)
-	CPU                       bool    // burn CPU instead of sleeping
-	PartitionBytes            int     // key size (psmode's default)
-	LinkRate                  float64 // emulated per-server link, bytes/s (0: none)
-	Optimizer                 psmode.Optimizer
-	PSLD                      psmode.PSLDConfig
-	DataDir                   string // Fashion-MNIST (fmnist.Dir)
-	Limit                     int    // images to load (0: all)
-	Log                       io.Writer
+	// Job is the parameter-server job of the four runs; each run sets its
+	// Balance and Slowdown. Defaults: 2 workers, 4 servers, 25M
+	// parameters, momentum SGD with learning rate 0.05, and psmode.Job's.
+	psmode.Job
+	Onset     int     // step at which the straggler starts (8)
+	Straggler int     // server index slowed down (last active server)
+	Factor    float64 // slowdown (3)
+	CPU       bool    // burn CPU instead of sleeping
+	DataDir   string  // Fashion-MNIST (fmnist.Dir)
+	Limit     int     // images to load (0: all)
 }
 
 func (c *Config) defaults() {
@@ -68,18 +65,14 @@ func (c *Config) defaults() {
 	}
 }
 
-// Run is one job: a balancer under a straggler scenario.
+// Run is one job: a balancer under a straggler scenario, with worker 0's
+// result.
 type Run struct {
 	Balance   string // "static" or "psld"
 	Straggler bool
-	Times     []time.Duration // per step, on worker 0
-	Events    []psmode.Event
-	Pauses    []time.Duration
-	Loss      float64 // mean training loss of the last 10 steps
-	Accuracy  float64 // test accuracy at the end
-	FinalKeys []int   // keys per server at the end
-	Converge  time.Duration
-	ConvStep  int64
+	psmode.JobResult
+	Converge time.Duration
+	ConvStep int64
 }
 
 // Name is "static" or "psld" with the scenario.
@@ -91,15 +84,6 @@ func (r *Run) Name() string {
 	return r.Balance + ", " + s
 }
 
-// Throughput is steps per second over steps [from, len).
-func (r *Run) Throughput(from int) float64 {
-	var sum time.Duration
-	for _, t := range r.Times[from:] {
-		sum += t
-	}
-	return float64(len(r.Times)-from) / sum.Seconds()
-}
-
 // Result is the four runs.
 type Result struct {
 	Config Config
@@ -107,56 +91,10 @@ type Result struct {
 	Keys   int
 }
 
-// Bench runs static and PSLD, without and with a straggler.
+// Bench runs static and PSLD, without and with a straggler, each on
+// in-process ranks (package collective/ranks). It sets nn's BLAS threads to
+// one: the ranks share the machine's cores.
 func Bench(ctx context.Context, cfg Config) (*Result, error) {
-	data, err := LoadData(&cfg)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Params = max(cfg.Params, newMLP(cfg.Hidden).size())
-	res := &Result{Config: cfg}
-	for _, straggler := range []bool{false, true} {
-		for _, bal := range []string{"static", "psld"} {
-			r := &Run{Balance: bal, Straggler: straggler}
-			fmt.Fprintf(cfg.Log, "psbench: %s ...\n", r.Name())
-			if err := runOne(ctx, &cfg, data, r, res); err != nil {
-				return nil, fmt.Errorf("psbench: %s: %w", r.Name(), err)
-			}
-			res.Runs = append(res.Runs, r)
-		}
-	}
-	return res, nil
-}
-
-func runOne(ctx context.Context, cfg *Config, data *fmnist.Dataset, run *Run, res *Result) error {
-	pcfg, train := Job(cfg, data, run, &res.Keys)
-	n := cfg.Workers + cfg.Servers + cfg.Standby
-	comms, err := collective.NewLocal(n)
-	if err != nil {
-		return err
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for r := range comms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = psmode.Run(ctx, comms[r], pcfg, train)
-			comms[r].Close()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	run.convergence(cfg.Onset)
-	return nil
-}
-
-// LoadData reads Fashion-MNIST for cfg.
-func LoadData(cfg *Config) (*fmnist.Dataset, error) {
 	cfg.defaults()
 	for _, v := range []struct {
 		name   string
@@ -170,102 +108,40 @@ func LoadData(cfg *Config) (*fmnist.Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("psbench: %w", err)
 	}
-	return data, nil
+	nn.SetThreads(1)
+	res := &Result{Config: cfg}
+	for _, straggler := range []bool{false, true} {
+		for _, bal := range []string{"static", "psld"} {
+			r := &Run{Balance: bal, Straggler: straggler}
+			fmt.Fprintf(cfg.Log, "psbench: %s ...\n", r.Name())
+			if err := runOne(ctx, &cfg, data, r); err != nil {
+				return nil, fmt.Errorf("psbench: %s: %w", r.Name(), err)
+			}
+			res.Keys, res.Config.Params = r.Keys, r.Params
+			res.Runs = append(res.Runs, r)
+		}
+	}
+	return res, nil
 }
 
-// Job returns the psmode configuration of one run and the training
-// function of its workers, which fills run on worker 0 (and *keys with the
-// number of keys). `weft ps` runs it under a launcher, Bench in-process.
-func Job(cfg *Config, data *fmnist.Dataset, run *Run, keys *int) (psmode.Config, func(context.Context, *psmode.Worker) error) {
-	cfg.defaults()
-	m0 := newMLP(cfg.Hidden)
-	cfg.Params = max(cfg.Params, m0.size())
-	pcfg := psmode.Config{Workers: cfg.Workers, Servers: cfg.Servers, Standby: cfg.Standby,
-		Sizes: []int{m0.size(), cfg.Params - m0.size()}, PartitionBytes: cfg.PartitionBytes,
-		Optimizer: cfg.Optimizer, Balance: run.Balance, PSLD: cfg.PSLD, Slowdown: []psmode.Slowdown{},
-		LinkRate: cfg.LinkRate}
-	if pcfg.Sizes[1] == 0 {
-		pcfg.Sizes = pcfg.Sizes[:1]
-	}
+func runOne(ctx context.Context, cfg *Config, data *fmnist.Dataset, run *Run) error {
+	job := cfg.Job
+	job.Balance, job.Slowdown = run.Balance, []psmode.Slowdown{}
 	if run.Straggler {
-		pcfg.Slowdown = []psmode.Slowdown{{Server: cfg.Straggler, Factor: cfg.Factor, CPU: cfg.CPU, FromStep: int64(cfg.Onset)}}
+		job.Slowdown = []psmode.Slowdown{{Server: cfg.Straggler, Factor: cfg.Factor, CPU: cfg.CPU, FromStep: int64(cfg.Onset)}}
 	}
-	train := func(ctx context.Context, w *psmode.Worker) error {
-		rank := w.Rank()
-		if rank == 0 {
-			*keys = len(w.Layout().Keys)
+	n := cfg.Workers + cfg.Servers + cfg.Standby
+	if err := ranks.Run(ctx, n, func(ctx context.Context, c *collective.Comm) error {
+		res, err := job.Run(ctx, c, data)
+		if res != nil {
+			run.JobResult = *res
 		}
-		m := newMLP(cfg.Hidden)
-		params, grads := make([]float32, cfg.Params), make([]float32, cfg.Params)
-		if rank == 0 {
-			m.init(params, 1)
-		}
-		// The padding's gradient is a fixed pattern: servers do the full
-		// model's work, workers do not spend CPU making it up.
-		for i := m.size(); i < len(grads); i++ {
-			grads[i] = float32(i%7-3) * 1e-4
-		}
-		if err := w.Init(ctx, params); err != nil {
-			return err
-		}
-		// This worker's shard of the training images.
-		var mine []int64
-		for i, v := range data.Train {
-			if i%cfg.Workers == rank {
-				mine = append(mine, v)
-			}
-		}
-		rng := rand.New(rand.NewSource(int64(rank) + 7))
-		x := make([]float32, cfg.Batch*inDim)
-		y := make([]int64, cfg.Batch)
-		var losses []float64
-		last := time.Now()
-		for s := 0; s < cfg.Steps; s++ {
-			for b := range y {
-				v := mine[rng.Intn(len(mine))]
-				copy(x[b*inDim:], data.Feat[v*inDim:(v+1)*inDim])
-				y[b] = data.Label[v]
-			}
-			losses = append(losses, m.grad(params, grads, x, y, cfg.Batch))
-			if err := w.Step(ctx, grads, params); err != nil {
-				return err
-			}
-			if rank == 0 {
-				now := time.Now()
-				run.Times = append(run.Times, now.Sub(last))
-				last = now
-				if s%10 == 9 {
-					fmt.Fprintf(cfg.Log, "  step %d: %v, loss %.3f\n", s+1, run.Times[s].Round(time.Microsecond), losses[len(losses)-1])
-				}
-			}
-		}
-		if rank != 0 {
-			return nil
-		}
-		tail := losses[max(0, len(losses)-10):]
-		for _, l := range tail {
-			run.Loss += l / float64(len(tail))
-		}
-		test := data.Test[:min(len(data.Test), 2000)]
-		tx := make([]float32, len(test)*inDim)
-		ty := make([]int64, len(test))
-		for i, v := range test {
-			copy(tx[i*inDim:], data.Feat[v*inDim:(v+1)*inDim])
-			ty[i] = data.Label[v]
-		}
-		run.Accuracy = m.accuracy(params, tx, ty)
-		tb := w.Table()
-		run.FinalKeys = make([]int, cfg.Servers+cfg.Standby)
-		for _, o := range tb.Owner {
-			run.FinalKeys[o]++
-		}
-		if rec := w.Scheduler(); rec != nil && run.Balance == "psld" {
-			snap := rec.Snapshot()
-			run.Events, run.Pauses = snap.Events, snap.Pauses
-		}
-		return nil
+		return err
+	}); err != nil {
+		return err
 	}
-	return pcfg, train
+	run.convergence(cfg.Onset)
+	return nil
 }
 
 // convergence is the time from the straggler's onset to the first step

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/ingest/fmnist"
+	"github.com/weft-hpc/weft/psmode"
 )
 
 // TestBenchSmall runs the four jobs at a tiny size: the table and the
@@ -17,8 +18,8 @@ func TestBenchSmall(t *testing.T) {
 		t.Skipf("Fashion-MNIST not found (%v): the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", err)
 	}
 	var log bytes.Buffer
-	res, err := Bench(context.Background(), Config{Workers: 2, Servers: 2, Params: 200_000, Hidden: 16, Steps: 30, Onset: 4,
-		PartitionBytes: 64 << 10, Limit: 3000, Log: &log})
+	res, err := Bench(context.Background(), Config{Job: psmode.Job{Config: psmode.Config{Workers: 2, Servers: 2, PartitionBytes: 64 << 10},
+		Params: 200_000, Hidden: 16, Steps: 30, Log: &log}, Onset: 4, Limit: 3000})
 	if err != nil {
 		t.Fatal(err)
 	}
