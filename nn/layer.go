@@ -33,13 +33,27 @@ type Layer interface {
 	Backward(dy *Tensor, needDx bool) *Tensor
 }
 
+// deviceLayer is a Layer that also runs on a Device: Linear, ReLU and
+// Dropout. bindSpans is Bind with the parameters and gradients where they
+// live (device memory after Sequential.To).
+type deviceLayer interface {
+	Layer
+	bindSpans(w, g span)
+}
+
 // Sequential is a chain of layers whose parameters and gradients are two
 // flat vectors, laid out in layer order: layer i owns
 // W[Offsets[i]:Offsets[i+1]].
+//
+// After To, the model computes on a device: WT and GT are the parameters
+// and gradients there (tensors of NumParams elements), its layers take
+// and return tensors on the device, and W and G keep the host copy of the
+// moment of To (WT.Read brings the parameters back).
 type Sequential struct {
 	Layers  []Layer
 	W, G    []float32
 	Offsets []int
+	WT, GT  *Tensor // on the device, after To; nil on the host
 }
 
 // NewSequential chains the layers, allocates the parameter and gradient
@@ -61,14 +75,59 @@ func NewSequential(seed uint64, layers ...Layer) *Sequential {
 }
 
 // Bind points the layers at w and g (each len(s.W) long) and makes them
-// s.W and s.G.
+// s.W and s.G. A model on a device comes back to the host (its device
+// vectors are freed).
 func (s *Sequential) Bind(w, g []float32) {
 	if len(w) != s.Offsets[len(s.Layers)] || len(g) != len(w) {
 		panic(fmt.Sprintf("nn: Bind: %d and %d parameters, model has %d", len(w), len(g), s.Offsets[len(s.Layers)]))
 	}
+	s.freeDevice()
 	s.W, s.G = w, g
 	for i, l := range s.Layers {
 		l.Bind(w[s.Offsets[i]:s.Offsets[i+1]], g[s.Offsets[i]:s.Offsets[i+1]])
+	}
+}
+
+// To moves the model's computation to d: it copies W to a new device
+// vector WT, allocates the gradients GT there (zeroed), and binds the
+// layers to them. Every layer must run on a device (Linear, ReLU,
+// Dropout; Conv2D and MaxPool do not yet): otherwise To returns an error
+// naming the layer and changes nothing. It returns the device's failure,
+// if any. Calling To again moves the model to another device from W (not
+// from WT: Read WT into W first to carry training over).
+func (s *Sequential) To(d *Device) error {
+	if d == nil {
+		return fmt.Errorf("nn: Sequential.To: no device (Bind brings a model back to the host)")
+	}
+	for i, l := range s.Layers {
+		if _, ok := l.(deviceLayer); !ok {
+			return fmt.Errorf("nn: Sequential.To %v: layer %d (%T) has no device implementation (Linear, ReLU and Dropout have)", d, i, l)
+		}
+	}
+	s.freeDevice()
+	n := s.NumParams()
+	s.WT, s.GT = NewTensorOn(d, n), NewTensorOn(d, n)
+	s.WT.Write(s.W)
+	w, g := s.WT.span(), s.GT.span()
+	for i, l := range s.Layers {
+		l.(deviceLayer).bindSpans(w.sub(s.Offsets[i], s.Offsets[i+1]), g.sub(s.Offsets[i], s.Offsets[i+1]))
+	}
+	return d.Err()
+}
+
+// Device is the device the model computes on (To), nil for the host.
+func (s *Sequential) Device() *Device {
+	if s.WT == nil {
+		return nil
+	}
+	return s.WT.Device()
+}
+
+func (s *Sequential) freeDevice() {
+	if s.WT != nil {
+		s.WT.Free()
+		s.GT.Free()
+		s.WT, s.GT = nil, nil
 	}
 }
 
