@@ -56,9 +56,9 @@ type Device struct {
 // OpenDevice opens CUDA device ordinal (after CUDA_VISIBLE_DEVICES) for
 // nn, with GEMMs in the given math: cuda.MathFloat32 (float32 throughout),
 // cuda.MathTF32 or cuda.MathBF16 (inputs rounded to TF32 or bfloat16 on
-// the tensor cores, float32 accumulation; docs/BENCHMARKS.md has their
-// accuracy on Fashion-MNIST). It compiles nn's kernels for the device on
-// first use (about a second per source file). Close it when done.
+// the tensor cores, float32 accumulation; the package doc states their
+// accuracy cost). It compiles nn's kernels for the device on first use
+// in the process. Close it when done.
 func OpenDevice(ordinal int, math cuda.Math) (*Device, error) {
 	d := &Device{ord: ordinal, math: math, mems: map[*cuda.Mem]struct{}{}}
 	var err error

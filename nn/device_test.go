@@ -430,7 +430,9 @@ func testModel() *Sequential {
 // on the device gives the CPU's losses and parameters: bit for bit over the
 // fake (the CPU's GEMM summing in the fake's order; everything else is
 // the same code), and on a GPU, where cuBLAS sums in its own order,
-// within a relative 1e-4 of the loss and 1e-4 of each parameter.
+// within a relative 1e-4 of the loss and 1e-4 of each parameter with SGD
+// (2e-3 with Adam, whose step is about LR*sign(g) for any g well above Eps,
+// so that a gradient that cancels to near 0 may step the other way).
 func TestDeviceTrainingKernels(t *testing.T) {
 	d, real := openDevice(t, cuda.MathFloat32)
 	if !real {
@@ -440,9 +442,10 @@ func TestDeviceTrainingKernels(t *testing.T) {
 	for _, opt := range []struct {
 		name      string
 		host, dev Optimizer
+		tol       float64
 	}{
-		{"sgd", &SGD{LR: 0.05, Momentum: 0.9}, &SGD{LR: 0.05, Momentum: 0.9}},
-		{"adam", NewAdam(0.005), NewAdam(0.005)},
+		{"sgd", &SGD{LR: 0.05, Momentum: 0.9}, &SGD{LR: 0.05, Momentum: 0.9}, 1e-4},
+		{"adam", NewAdam(0.005), NewAdam(0.005), 2e-3},
 	} {
 		wantLoss, wantW := trainSteps(t, testModel(), nil, opt.host, 6)
 		gotLoss, gotW := trainSteps(t, testModel(), d, opt.dev, 6)
@@ -458,7 +461,7 @@ func TestDeviceTrainingKernels(t *testing.T) {
 			}
 		}
 		for i := range gotW {
-			if math.Abs(float64(gotW[i]-wantW[i])) > 1e-4 {
+			if math.Abs(float64(gotW[i]-wantW[i])) > opt.tol {
 				t.Fatalf("%s: parameter %d: %v on the GPU, %v on the CPU", opt.name, i, gotW[i], wantW[i])
 			}
 		}
@@ -472,8 +475,10 @@ func TestDeviceTrainingKernels(t *testing.T) {
 // (2u + (k+1)*2^-24) * sum_p |a_ip*b_pj| with u the unit roundoff of the
 // inputs (2^-11 for TF32, 2^-8 for BF16), and the loss of the MLP trained a
 // few steps must stay within 2% of float32's; the test logs both figures.
+// On a GPU u is twice that (2^-10, 2^-7): the tensor cores may truncate
+// the inputs instead of rounding them.
 func TestDeviceGemmMathKernels(t *testing.T) {
-	cudatest.Devices(t, 1)
+	real := cudatest.Devices(t, 1)
 	const m, n, k = 64, 48, 256
 	r := rand.New(rand.NewPCG(13, 14))
 	a, b := randoms(r, m*k, false), randoms(r, k*n, false)
@@ -482,6 +487,9 @@ func TestDeviceGemmMathKernels(t *testing.T) {
 		math cuda.Math
 		u    float64
 	}{{cuda.MathFloat32, 0}, {cuda.MathTF32, 0x1p-11}, {cuda.MathBF16, 0x1p-8}} {
+		if real {
+			c.u *= 2
+		}
 		d, err := OpenDevice(0, c.math)
 		if err != nil {
 			t.Fatal(err)
