@@ -35,7 +35,27 @@ type backend interface {
 	// whether its argmax is its label (softmaxXentRef), and returns the
 	// device's failure, if any, once terms are on the host.
 	softmaxXent(grad, logits span, labels []int32, k int, inv float32, terms []float64) error
+
+	// The convolution's operations (Conv2D).
+
+	// fill sets every element of y to v.
+	fill(y span, v float32)
+	// copy is dst = src (src.n elements).
+	copy(dst, src span)
+	// im2col writes one sample's patch matrix into the first C*K*K rows
+	// of col.
+	im2col(col, x span, g convGeom)
+	// col2im sets dx to one sample's column gradient folded back.
+	col2im(dx, col span, g convGeom)
+	// packBias writes [W | b], outC rows of kk+1.
+	packBias(wb, w, b span, outC, kk int)
+	// unpackBias writes dW (outC x kk) and db from [dW | db] transposed
+	// ((kk+1) x outC).
+	unpackBias(dw, db, dwb span, outC, kk int)
 }
+
+// convGeom is one sample's convolution geometry.
+type convGeom = cnn.ConvGeom
 
 // backendOf is the backend of tensors on d (nil: the CPU).
 func backendOf(d *Device) backend {
@@ -88,6 +108,56 @@ func (cpu) mul(y, a, b span) { mulRef(y.h, a.h, b.h) }
 func (cpu) softmaxXent(grad, logits span, labels []int32, k int, inv float32, terms []float64) error {
 	softmaxXentRef(grad.h, logits.h, labels, k, inv, terms)
 	return nil
+}
+
+func (cpu) fill(y span, v float32) { fillRef(y.h, v) }
+
+func (cpu) copy(dst, src span) { copy(dst.h, src.h) }
+
+func (cpu) im2col(col, x span, g convGeom) {
+	if native && cnn.Im2Col(x.h, 1, g, col.h) == nil {
+		return
+	}
+	im2colRef(col.h, x.h, g)
+}
+
+func (cpu) col2im(dx, col span, g convGeom) {
+	if native {
+		clear(dx.h)
+		if cnn.Col2Im(col.h, g, dx.h) == nil {
+			return
+		}
+	}
+	col2imRef(dx.h, col.h, g)
+}
+
+func (cpu) packBias(wb, w, b span, outC, kk int) { packBiasRef(wb.h, w.h, b.h, outC, kk) }
+
+func (cpu) unpackBias(dw, db, dwb span, outC, kk int) { unpackBiasRef(dw.h, db.h, dwb.h, outC, kk) }
+
+// fillRef is weft_fill.
+func fillRef(y []float32, v float32) {
+	for i := range y {
+		y[i] = v
+	}
+}
+
+// packBiasRef is weft_pack_bias.
+func packBiasRef(wb, w, b []float32, outC, kk int) {
+	for o := 0; o < outC; o++ {
+		copy(wb[o*(kk+1):], w[o*kk:(o+1)*kk])
+		wb[o*(kk+1)+kk] = b[o]
+	}
+}
+
+// unpackBiasRef is weft_unpack_bias.
+func unpackBiasRef(dw, db, dwb []float32, outC, kk int) {
+	for r := 0; r < kk; r++ {
+		for o, v := range dwb[r*outC : (r+1)*outC] {
+			dw[o*kk+r] = v
+		}
+	}
+	copy(db, dwb[kk*outC:(kk+1)*outC])
 }
 
 // The loops of the CPU backend, which are also the CPU references of nn's

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
+	cnn "github.com/weft-hpc/weft/csrc/nn"
 	"github.com/weft-hpc/weft/cuda"
 )
 
@@ -355,4 +356,35 @@ func (d *Device) softmaxXent(grad, logits span, labels []int32, k int, inv float
 	d.upload(d.xentLabels.Ptr(), unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(labels))), 4*rows))
 	d.launch("weft_softmax_xent", rows, grad.p, d.xentTerms.Ptr(), logits.p, d.xentLabels.Ptr(), rows, k, inv)
 	return d.download(context.Background(), unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(terms))), 16*rows), d.xentTerms.Ptr())
+}
+
+func (d *Device) fill(y span, v float32) { d.launch("weft_fill", y.n, y.p, v, y.n) }
+
+func (d *Device) copy(dst, src span) { d.copyDev(dst, src) }
+
+func (d *Device) im2col(col, x span, g convGeom) {
+	d.launch("weft_im2col", g.C*g.K*g.K*g.OH*g.OW, col.p, x.p, g.C, g.H, g.W, g.K, g.Stride, g.Pad, g.OH, g.OW)
+}
+
+func (d *Device) col2im(dx, col span, g convGeom) {
+	d.launch("weft_col2im", g.C*g.H*g.W, dx.p, col.p, g.C, g.H, g.W, g.K, g.Stride, g.Pad, g.OH, g.OW)
+}
+
+func (d *Device) packBias(wb, w, b span, outC, kk int) {
+	d.launch("weft_pack_bias", outC*(kk+1), wb.p, w.p, b.p, outC, kk)
+}
+
+func (d *Device) unpackBias(dw, db, dwb span, outC, kk int) {
+	d.launch("weft_unpack_bias", (kk+1)*outC, dw.p, db.p, dwb.p, outC, kk)
+}
+
+// maxPool is MaxPool's forward on the device: y and, in arg's storage,
+// the int32 index of each output's maximum.
+func (d *Device) maxPool(y, arg, x span, g cnn.PoolGeom) {
+	d.launch("weft_maxpool", y.n, y.p, arg.p, x.p, g.Planes, g.H, g.W, g.K, g.Stride, g.OH, g.OW)
+}
+
+// maxPoolBackward sets dx to the sums of dy at the indices in arg.
+func (d *Device) maxPoolBackward(dx, arg, dy span, g cnn.PoolGeom) {
+	d.launch("weft_maxpool_backward", dx.n, dx.p, arg.p, dy.p, g.Planes, g.H, g.W, g.K, g.Stride, g.OH, g.OW)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	cnn "github.com/weft-hpc/weft/csrc/nn"
 	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/cuda/cudatest"
 )
@@ -422,6 +423,135 @@ func trainSteps(t *testing.T, m *Sequential, d *Device, opt Optimizer, steps int
 	return losses, w
 }
 
+// TestDeviceConvKernels runs the convolution's and max pooling's kernels
+// against their CPU references bit for bit, over geometries with padding,
+// strides and overlapping pooling windows, and ties and NaN in the pooled
+// values.
+func TestDeviceConvKernels(t *testing.T) {
+	d, _ := openDevice(t, cuda.MathFloat32)
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, g := range []convGeom{
+		{C: 1, H: 5, W: 5, K: 3, Stride: 1, Pad: 0},
+		{C: 3, H: 7, W: 6, K: 3, Stride: 2, Pad: 1},
+		{C: 2, H: 9, W: 9, K: 5, Stride: 1, Pad: 2},
+		{C: 4, H: 4, W: 8, K: 1, Stride: 3, Pad: 0},
+	} {
+		g.OH, g.OW = (g.H+2*g.Pad-g.K)/g.Stride+1, (g.W+2*g.Pad-g.K)/g.Stride+1
+		in, cols := g.C*g.H*g.W, g.C*g.K*g.K*g.OH*g.OW
+		x, dcol := randoms(r, in, true), randoms(r, cols, true)
+		xt, dcolt := toDevice(d, x), toDevice(d, dcol)
+		col, dx := NewTensorOn(d, cols), NewTensorOn(d, in)
+		d.im2col(col.span(), xt.span(), g)
+		want := make([]float32, cols)
+		im2colRef(want, x, g)
+		sameBits(t, "im2col", fromDevice(t, col), want)
+		d.col2im(dx.span(), dcolt.span(), g)
+		wantDX := make([]float32, in)
+		col2imRef(wantDX, dcol, g)
+		sameBits(t, "col2im", fromDevice(t, dx), wantDX)
+	}
+	for _, c := range []struct{ outC, kk int }{{1, 1}, {16, 25}, {5, 7}} {
+		w, b, dwb := randoms(r, c.outC*c.kk, true), randoms(r, c.outC, true), randoms(r, c.outC*(c.kk+1), true)
+		wb := NewTensorOn(d, c.outC*(c.kk+1))
+		d.packBias(wb.span(), toDevice(d, w).span(), toDevice(d, b).span(), c.outC, c.kk)
+		want := make([]float32, c.outC*(c.kk+1))
+		packBiasRef(want, w, b, c.outC, c.kk)
+		sameBits(t, "pack bias", fromDevice(t, wb), want)
+		dw, db := NewTensorOn(d, c.outC*c.kk), NewTensorOn(d, c.outC)
+		d.unpackBias(dw.span(), db.span(), toDevice(d, dwb).span(), c.outC, c.kk)
+		wantDW, wantDB := make([]float32, c.outC*c.kk), make([]float32, c.outC)
+		unpackBiasRef(wantDW, wantDB, dwb, c.outC, c.kk)
+		sameBits(t, "unpack dW", fromDevice(t, dw), wantDW)
+		sameBits(t, "unpack db", fromDevice(t, db), wantDB)
+		d.fill(wb.span(), -0.5)
+		fillRef(want, -0.5)
+		sameBits(t, "fill", fromDevice(t, wb), want)
+	}
+	for _, g := range []struct{ planes, h, w, k, stride int }{{3, 6, 6, 2, 2}, {2, 7, 5, 3, 1}, {4, 9, 8, 3, 2}, {1, 5, 5, 1, 2}} {
+		pg := cnnPoolGeom(g.planes, g.h, g.w, g.k, g.stride)
+		in, out := g.planes*g.h*g.w, pg.Planes*pg.OH*pg.OW
+		x := randoms(r, in, true)
+		for i := range x {
+			if r.IntN(4) == 0 {
+				x[i] = 1 // ties
+			}
+		}
+		dy := randoms(r, out, false)
+		y, arg, dx := NewTensorOn(d, out), NewTensorOn(d, out), NewTensorOn(d, in)
+		d.maxPool(y.span(), arg.span(), toDevice(d, x).span(), pg)
+		d.maxPoolBackward(dx.span(), arg.span(), toDevice(d, dy).span(), pg)
+		wantY, wantArg, wantDX := make([]float32, out), make([]int32, out), make([]float32, in)
+		maxPoolRef(wantY, wantArg, x, pg)
+		maxPoolBackwardRef(wantDX, wantArg, dy)
+		sameBits(t, "max pool", fromDevice(t, y), wantY)
+		gotArg := fromDevice(t, arg)
+		for i, a := range gotArg {
+			if int32(math.Float32bits(a)) != wantArg[i] {
+				t.Fatalf("max pool %+v: index %d = %d, reference %d", g, i, int32(math.Float32bits(a)), wantArg[i])
+			}
+		}
+		sameBits(t, "max pool backward", fromDevice(t, dx), wantDX)
+	}
+}
+
+// TestDeviceCNNTrainingKernels: the CNN (convolutions, pooling, dropout)
+// trained a few steps on the device gives the CPU's losses, bit for bit
+// over the fake (the CPU's GEMM summing in the fake's order) and within a
+// relative 1e-4 on a GPU.
+func TestDeviceCNNTrainingKernels(t *testing.T) {
+	d, real := openDevice(t, cuda.MathFloat32)
+	if !real {
+		hostGemm = fakeOrderGemm
+		t.Cleanup(func() { hostGemm = Gemm })
+	}
+	model := func() *Sequential {
+		return NewSequential(3,
+			NewConv2D(1, 4, 3, 1, 1), NewReLU(), NewMaxPool(2, 2),
+			NewConv2D(4, 6, 3, 2, 0), NewReLU(), NewMaxPool(2, 1),
+			NewLinear(6, 8), NewReLU(), NewDropout(0.3, 5), NewLinear(8, 3))
+	}
+	run := func(dev *Device) []float32 {
+		const bs = 4
+		m := model()
+		x := &Tensor{}
+		if dev != nil {
+			if err := m.To(dev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		x.resizeOn(dev, bs, 1, 12, 12)
+		opt := &SGD{LR: 0.05, Momentum: 0.9}
+		opt.InitOn(dev, m.NumParams())
+		u := &Update{W: m.W, G: m.G}
+		if dev != nil {
+			u = &Update{WT: m.WT, GT: m.GT}
+		}
+		r := rand.New(rand.NewPCG(19, 20))
+		var ce SoftmaxCrossEntropy
+		var losses []float32
+		for range 4 {
+			x.Write(randoms(r, bs*144, false))
+			labels := []int32{0, 1, 2, int32(r.IntN(3))}
+			loss, _ := ce.Loss(m.Forward(x, true, nil), labels)
+			losses = append(losses, loss)
+			m.Backward(ce.Grad(), nil)
+			opt.Apply(u, 0, m.NumParams())
+		}
+		return losses
+	}
+	want, got := run(nil), run(d)
+	t.Logf("losses: cpu %v, device %v", want, got)
+	if !real {
+		sameBits(t, "CNN losses", got, want)
+		return
+	}
+	for i := range got {
+		if math.Abs(float64(got[i]-want[i])) > 1e-4*math.Abs(float64(want[i])) {
+			t.Errorf("step %d: loss %v on the GPU, %v on the CPU", i, got[i], want[i])
+		}
+	}
+}
+
 func testModel() *Sequential {
 	return NewSequential(9, NewLinear(20, 32), NewReLU(), NewDropout(0.25, 3), NewLinear(32, 32), NewReLU(), NewLinear(32, 5))
 }
@@ -530,15 +660,25 @@ func TestDeviceGemmMathKernels(t *testing.T) {
 	}
 }
 
+// hostOnly is a Layer of a user's own, which has no device
+// implementation.
+type hostOnly struct{}
+
+func (hostOnly) NumParams() int                           { return 0 }
+func (hostOnly) Bind(w, g []float32)                      {}
+func (hostOnly) Init(w []float32, _ *rand.Rand)           {}
+func (hostOnly) Forward(x *Tensor, train bool) *Tensor    { return x }
+func (hostOnly) Backward(dy *Tensor, needDx bool) *Tensor { return dy }
+
 // TestSequentialToRefusesHostOnlyLayers: a model with a layer that has no
-// device implementation (Conv2D) is refused with an error naming it, and
-// stays on the host.
+// device implementation (one of the user's own) is refused with an error
+// naming it, and stays on the host.
 func TestSequentialToRefusesHostOnlyLayers(t *testing.T) {
 	d, _ := openDevice(t, cuda.MathFloat32)
-	m := CNN(1, 0.25)
+	m := NewSequential(1, NewLinear(3, 2), hostOnly{})
 	err := m.To(d)
-	if err == nil || !strings.Contains(err.Error(), "layer 0 (*nn.Conv2D)") {
-		t.Fatalf("To of a CNN: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "layer 1 (nn.hostOnly)") {
+		t.Fatalf("To of a model with a host-only layer: %v", err)
 	}
 	if m.Device() != nil || m.WT != nil {
 		t.Error("the refused model moved")
@@ -609,4 +749,8 @@ func TestEvaluateOnDevice(t *testing.T) {
 	if got := Evaluate(m, ds, 16); got != want {
 		t.Errorf("accuracy %v on the device, %v on the host", got, want)
 	}
+}
+
+func cnnPoolGeom(planes, h, w, k, stride int) cnn.PoolGeom {
+	return cnn.PoolGeom{Planes: planes, H: h, W: w, K: k, Stride: stride, OH: (h-k)/stride + 1, OW: (w-k)/stride + 1}
 }

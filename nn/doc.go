@@ -25,7 +25,8 @@
 // or a Device (NewTensorOn; Write and Read copy through pinned memory).
 // Each layer is written once against a small backend interface
 // (backend.go: GEMM, bias rows and their sum, ReLU and its gradient,
-// dropout, products, softmax cross-entropy); the host backend is the CPU
+// dropout, products, softmax cross-entropy, and the convolution's im2col,
+// col2im and bias packing); the host backend is the CPU
 // code nn always had, the device backend queues cuBLAS GEMMs and nn's
 // CUDA kernels (Kernels, compiled with NVRTC) on the Device's stream.
 //
@@ -39,15 +40,17 @@
 //	opt.InitOn(d, m.NumParams()) // once; SGD or Adam
 //	opt.Apply(&nn.Update{WT: m.WT, GT: m.GT, T: t}, 0, m.NumParams())
 //
-// Linear, ReLU, Dropout, SoftmaxCrossEntropy, SGD (momentum, delay
-// compensation from the state or from Stale, adaptive or not, weight
-// prediction) and Adam (the same, compensation from Stale) run on a
-// device; Conv2D and MaxPool do not yet (Sequential.To refuses a model
-// with them, naming the layer). Every kernel computes what its CPU
+// Every layer of this package (Linear, Conv2D, MaxPool, ReLU, Dropout),
+// SoftmaxCrossEntropy, SGD (momentum, delay compensation from the state
+// or from Stale, adaptive or not, weight prediction) and Adam (the same,
+// compensation from Stale) run on a device; Sequential.To refuses a model
+// with a Layer of another package, naming it. Every kernel computes what its CPU
 // reference computes, each operation rounded to float32 in the same order
 // (--fmad=false), and the references are the CPU backend's own loops, so
 // the device and the CPU agree bit for bit: the elementwise kernels, the
-// bias sums (summed in row order), dropout (both draw from the same
+// bias sums (summed in row order), im2col, col2im and max pooling's
+// gradient (one thread per input value summing its contributions in the
+// CPU loop's order), dropout (both draw from the same
 // counter-based generator: SplitMix64 over the element's index, keyed by
 // the layer's seed and its count of training forwards) and the optimizer
 // steps (weft_sgd, weft_adam: SGD.Apply's and Adam.Apply's loops).

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"unsafe"
 
+	cnn "github.com/weft-hpc/weft/csrc/nn"
 	"github.com/weft-hpc/weft/cuda"
 )
 
-//go:embed dcsgd.cu layers.cu optim.cu
+//go:embed conv.cu dcsgd.cu layers.cu optim.cu
 var kernelSources embed.FS
 
 // Kernels is nn's CUDA program (package cuda compiles it with NVRTC for
@@ -74,7 +75,57 @@ var Kernels = cuda.Register(&cuda.Program{Name: "nn", Sources: kernelSources, Ke
 			adamRef(a.Float32s(0, n), a.Float32s(1, n), a.Float32s(2, n), a.Float32s(3, n), optional(a, 4, n), optional(a, 5, n), optional(a, 6, n),
 				adamScale{lr: a.F32(7), rs: a.F32(8), plr: a.F32(9), prs: a.F32(10)}, a.F32(11), a.F32(12), a.F32(13), a.F32(14), a.U64(15) != 0)
 		}},
+	{Name: "weft_im2col", File: "conv.cu", Args: convArgs,
+		Ref: func(a cuda.Args) {
+			g := convGeomOf(a)
+			im2colRef(a.Float32s(0, g.C*g.K*g.K*g.OH*g.OW), a.Float32s(1, g.C*g.H*g.W), g)
+		}},
+	{Name: "weft_col2im", File: "conv.cu", Args: convArgs,
+		Ref: func(a cuda.Args) {
+			g := convGeomOf(a)
+			col2imRef(a.Float32s(0, g.C*g.H*g.W), a.Float32s(1, g.C*g.K*g.K*g.OH*g.OW), g)
+		}},
+	{Name: "weft_pack_bias", File: "conv.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
+		Ref: func(a cuda.Args) {
+			outC, kk := a.U64(3), a.U64(4)
+			packBiasRef(a.Float32s(0, outC*(kk+1)), a.Float32s(1, outC*kk), a.Float32s(2, outC), outC, kk)
+		}},
+	{Name: "weft_unpack_bias", File: "conv.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
+		Ref: func(a cuda.Args) {
+			outC, kk := a.U64(3), a.U64(4)
+			unpackBiasRef(a.Float32s(0, outC*kk), a.Float32s(1, outC), a.Float32s(2, outC*(kk+1)), outC, kk)
+		}},
+	{Name: "weft_fill", File: "conv.cu", Args: []cuda.Arg{cuda.Ptr, cuda.F32, cuda.U64},
+		Ref: func(a cuda.Args) { fillRef(a.Float32s(0, a.U64(2)), a.F32(1)) }},
+	{Name: "weft_maxpool", File: "conv.cu", Args: poolArgs,
+		Ref: func(a cuda.Args) {
+			g := poolGeomOf(a)
+			out := g.Planes * g.OH * g.OW
+			maxPoolRef(a.Float32s(0, out), a.Int32s(1, out), a.Float32s(2, g.Planes*g.H*g.W), g)
+		}},
+	{Name: "weft_maxpool_backward", File: "conv.cu", Args: poolArgs,
+		Ref: func(a cuda.Args) {
+			g := poolGeomOf(a)
+			out := g.Planes * g.OH * g.OW
+			maxPoolBackwardRef(a.Float32s(0, g.Planes*g.H*g.W), a.Int32s(1, out), a.Float32s(2, out))
+		}},
 }})
+
+// The parameters of the convolution's kernels (dst, src, then the
+// geometry C, H, W, K, Stride, Pad, OH, OW) and of the pooling ones (dst,
+// indices, src, then Planes, H, W, K, Stride, OH, OW).
+var (
+	convArgs = []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64}
+	poolArgs = []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64}
+)
+
+func convGeomOf(a cuda.Args) convGeom {
+	return convGeom{C: a.U64(2), H: a.U64(3), W: a.U64(4), K: a.U64(5), Stride: a.U64(6), Pad: a.U64(7), OH: a.U64(8), OW: a.U64(9)}
+}
+
+func poolGeomOf(a cuda.Args) cnn.PoolGeom {
+	return cnn.PoolGeom{Planes: a.U64(3), H: a.U64(4), W: a.U64(5), K: a.U64(6), Stride: a.U64(7), OH: a.U64(8), OW: a.U64(9)}
+}
 
 // optional is the n float32 at pointer argument i, or nil when the
 // pointer is null (an absent vector).

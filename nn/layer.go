@@ -33,8 +33,8 @@ type Layer interface {
 	Backward(dy *Tensor, needDx bool) *Tensor
 }
 
-// deviceLayer is a Layer that also runs on a Device: Linear, ReLU and
-// Dropout. bindSpans is Bind with the parameters and gradients where they
+// deviceLayer is a Layer that also runs on a Device: every layer of
+// this package. bindSpans is Bind with the parameters and gradients where they
 // live (device memory after Sequential.To).
 type deviceLayer interface {
 	Layer
@@ -90,8 +90,8 @@ func (s *Sequential) Bind(w, g []float32) {
 
 // To moves the model's computation to d: it copies W to a new device
 // vector WT, allocates the gradients GT there (zeroed), and binds the
-// layers to them. Every layer must run on a device (Linear, ReLU,
-// Dropout; Conv2D and MaxPool do not yet): otherwise To returns an error
+// layers to them. Every layer must run on a device (nn's own layers do;
+// a Layer of another package does not): otherwise To returns an error
 // naming the layer and changes nothing. It returns the device's failure,
 // if any. Calling To again moves the model to another device from W (not
 // from WT: Read WT into W first to carry training over).
@@ -101,7 +101,7 @@ func (s *Sequential) To(d *Device) error {
 	}
 	for i, l := range s.Layers {
 		if _, ok := l.(deviceLayer); !ok {
-			return fmt.Errorf("nn: Sequential.To %v: layer %d (%T) has no device implementation (Linear, ReLU and Dropout have)", d, i, l)
+			return fmt.Errorf("nn: Sequential.To %v: layer %d (%T) has no device implementation (nn's own layers have)", d, i, l)
 		}
 	}
 	s.freeDevice()
