@@ -81,6 +81,12 @@
 // for its result, returns a NaN loss then. Device.Close frees every
 // tensor and optimizer state placed on it.
 //
+// A device needs package cuda's requirements: a cgo build and the CUDA
+// libraries at run time (OpenDevice's error says which is missing); the
+// fake needs neither. scripts/gpu-check.sh runs the device tests (those
+// named *Kernel*) on a GPU, where the references are compared with the
+// kernels themselves.
+//
 // # Threads
 //
 // SetThreads sets OpenBLAS's thread count for the whole process (in-process
