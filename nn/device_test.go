@@ -301,8 +301,10 @@ func TestOptimizerKernels(t *testing.T) {
 }
 
 // TestRefsMatchApply: sgdRef and adamRef, the kernels' references, are
-// SGD.Apply and Adam.Apply on the host bit for bit (csrc/nn's SGD where it
-// runs included), so that a model on a device trains as on the CPU.
+// SGD.Apply and Adam.Apply on the host bit for bit, so that a model on a
+// device trains as on the CPU: SGD's specialised loops (plain, compensation
+// from the momentum, prediction) and csrc/nn's SGD where it runs give
+// sgdRef's bits; the general loop and Adam's are the references.
 func TestRefsMatchApply(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const n = 999

@@ -113,16 +113,6 @@ func (u *Update) check(n, lo, hi int) {
 	}
 }
 
-// compensate is step 1 of Update for one value.
-func compensate(g, w, stale, lambda float32, adaptive bool) float32 {
-	gg := g * g
-	c := lambda * gg * (w - stale)
-	if adaptive {
-		c /= float32(math.Sqrt(float64(gg + dcEps)))
-	}
-	return g + c
-}
-
 // SGD is stochastic gradient descent with momentum, as torch.optim.SGD
 // (no dampening): v = Momentum*v + g; w -= LR*v.
 //
@@ -234,28 +224,7 @@ func (o *SGD) Apply(u *Update, lo, hi int) {
 			live[i] = wi - lr*(mu*vi+est[i])
 		}
 	default:
-		for i := range w {
-			gi, wi := g[i], w[i]
-			if lam != 0 {
-				var prev float32
-				if stale != nil {
-					prev = stale[i]
-				} else {
-					prev = wi + lr*v[i]
-				}
-				gi = compensate(gi, wi, prev, lam, u.Adaptive)
-			}
-			if stale != nil {
-				stale[i] = wi
-			}
-			vi := mu*v[i] + gi
-			v[i] = vi
-			wi -= lr * vi
-			w[i] = wi
-			if live != nil {
-				live[i] = wi - lr*(mu*vi+est[i])
-			}
-		}
+		sgdRef(w, v, g, stale, live, est, lr, mu, lam, u.Adaptive)
 	}
 }
 
@@ -328,40 +297,20 @@ func (o *Adam) Apply(u *Update, lo, hi int) {
 	u.check(len(o.m), lo, hi)
 	w := u.W[lo:hi]
 	g, m, v := u.G[lo:hi][:len(w)], o.m[lo:hi][:len(w)], o.v[lo:hi][:len(w)]
-	b1, b2, eps := o.Beta1, o.Beta2, o.Eps
-	lr, rs := o.step(u.T)
+	var s adamScale
+	s.lr, s.rs = o.step(u.T)
 	var stale, live, est []float32
 	if u.Stale != nil {
 		stale = u.Stale[lo:hi][:len(w)]
 	}
-	var plr, prs float32
 	if u.Live != nil {
 		live, est = u.Live[lo:hi][:len(w)], u.Estimate[lo:hi][:len(w)]
-		plr, prs = o.step(u.T + 1)
+		s.plr, s.prs = o.step(u.T + 1)
 	}
 	if u.Lambda != 0 && stale == nil {
 		panic("nn: Adam's delay compensation needs Update.Stale")
 	}
-	for i := range w {
-		gi, wi := g[i], w[i]
-		if stale != nil {
-			if u.Lambda != 0 {
-				gi = compensate(gi, wi, stale[i], u.Lambda, u.Adaptive)
-			}
-			stale[i] = wi
-		}
-		mi := b1*m[i] + (1-b1)*gi
-		vi := b2*v[i] + (1-b2)*gi*gi
-		m[i], v[i] = mi, vi
-		wi -= lr * mi / (float32(math.Sqrt(float64(vi)))*rs + eps)
-		w[i] = wi
-		if live != nil {
-			e := est[i]
-			pm := b1*mi + (1-b1)*e
-			pv := b2*vi + (1-b2)*e*e
-			live[i] = wi - plr*pm/(float32(math.Sqrt(float64(pv)))*prs+eps)
-		}
-	}
+	adamRef(w, m, v, g, stale, live, est, s, o.Beta1, o.Beta2, o.Eps, u.Lambda, u.Adaptive)
 }
 
 // stateOn is the device of an optimizer's state t (nil: on the host).
@@ -380,8 +329,9 @@ type adamScale struct{ lr, rs, plr, prs float32 }
 // across it, on any architecture).
 func f32(x float32) float32 { return float32(x) }
 
-// compensateRef is compensate with every operation rounded on its own.
-func compensateRef(g, w, prev, lambda float32, adaptive bool) float32 {
+// compensate is step 1 of Update for one value (dw = w - prev), every
+// operation rounded on its own.
+func compensate(g, w, prev, lambda float32, adaptive bool) float32 {
 	gg := f32(g * g)
 	c := f32(lambda * gg)
 	c = f32(c * f32(w-prev))
@@ -391,9 +341,10 @@ func compensateRef(g, w, prev, lambda float32, adaptive bool) float32 {
 	return f32(g + c)
 }
 
-// sgdRef is weft_sgd: SGD.Apply on one range, every operation rounded to
-// float32 in the order of Apply's loops (stale, live and est nil when
-// absent).
+// sgdRef is SGD.Apply's general loop on one range and weft_sgd's
+// reference: every operation rounded to float32 in the order of Apply's
+// specialised loops too (stale, live and est nil when absent), so that
+// they all give its bits.
 func sgdRef(w, v, g, stale, live, est []float32, lr, mu, lambda float32, adaptive bool) {
 	c := f32(-lambda * lr)
 	for i := range w {
@@ -408,7 +359,7 @@ func sgdRef(w, v, g, stale, live, est []float32, lr, mu, lambda float32, adaptiv
 				} else {
 					prev = f32(wi + f32(lr*v[i]))
 				}
-				gi = compensateRef(gi, wi, prev, lambda, adaptive)
+				gi = compensate(gi, wi, prev, lambda, adaptive)
 			}
 		}
 		if stale != nil {
@@ -424,29 +375,31 @@ func sgdRef(w, v, g, stale, live, est []float32, lr, mu, lambda float32, adaptiv
 	}
 }
 
-// adamRef is weft_adam: Adam.Apply on one range, every operation rounded
-// to float32 in the order of Apply's loop.
+// adamRef is Adam.Apply's loop on one range and weft_adam's reference,
+// every operation rounded to float32 on its own.
 func adamRef(w, m, v, g, stale, live, est []float32, s adamScale, b1, b2, eps, lambda float32, adaptive bool) {
 	c1, c2 := f32(1-b1), f32(1-b2)
-	sqrt := func(x float32) float32 { return float32(math.Sqrt(float64(x))) }
 	for i := range w {
 		gi, wi := g[i], w[i]
 		if stale != nil {
 			if lambda != 0 {
-				gi = compensateRef(gi, wi, stale[i], lambda, adaptive)
+				gi = compensate(gi, wi, stale[i], lambda, adaptive)
 			}
 			stale[i] = wi
 		}
 		mi := f32(f32(b1*m[i]) + f32(c1*gi))
 		vi := f32(f32(b2*v[i]) + f32(f32(c2*gi)*gi))
 		m[i], v[i] = mi, vi
-		wi = f32(wi - f32(f32(s.lr*mi)/f32(f32(sqrt(vi)*s.rs)+eps)))
+		wi = f32(wi - f32(f32(s.lr*mi)/f32(f32(sqrt32(vi)*s.rs)+eps)))
 		w[i] = wi
 		if live != nil {
 			e := est[i]
 			pm := f32(f32(b1*mi) + f32(c1*e))
 			pv := f32(f32(b2*vi) + f32(f32(c2*e)*e))
-			live[i] = f32(wi - f32(f32(s.plr*pm)/f32(f32(sqrt(pv)*s.prs)+eps)))
+			live[i] = f32(wi - f32(f32(s.plr*pm)/f32(f32(sqrt32(pv)*s.prs)+eps)))
 		}
 	}
 }
+
+// sqrt32 is the float32 square root, correctly rounded (as sqrtf).
+func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
