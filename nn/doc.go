@@ -83,9 +83,12 @@
 //
 // A device needs package cuda's requirements: a cgo build and the CUDA
 // libraries at run time (OpenDevice's error says which is missing); the
-// fake needs neither. scripts/gpu-check.sh runs the device tests (those
-// named *Kernel*) on a GPU, where the references are compared with the
-// kernels themselves.
+// fake needs neither. The fake runs the kernels' CPU references, so
+// without a GPU the CUDA sources are checked apart: TestCUDASourcesOnCPU
+// compiles them with g++ as C++ (one thread; -ffp-contract=off for
+// --fmad=false) and compares each kernel with its reference bit for bit.
+// scripts/gpu-check.sh runs the device tests (those named *Kernel*) on a
+// GPU, where the references are compared with the kernels themselves.
 //
 // # Threads
 //
