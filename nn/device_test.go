@@ -138,10 +138,11 @@ func TestDeviceLayerKernels(t *testing.T) {
 }
 
 // TestDeviceSoftmaxKernel: softmax cross-entropy on the device against
-// its CPU reference: the gradient bit for bit over the fake and on a GPU
-// within 1 ulp (CUDA's double exp and Go's may differ in their last bit,
-// which moves a float32 rounding about once in 2^28), the loss terms
-// within 4 ulps of float64.
+// its CPU reference: bit for bit over the fake; on a GPU the gradient
+// within 4 float32 ulps and the loss terms within 2^-20 relative (CUDA's
+// double exp and Go's may differ in their last bit, which moves an e_j to
+// the other float32 neighbour about once in 2^28 values, and with it its
+// row's sum).
 func TestDeviceSoftmaxKernel(t *testing.T) {
 	d, real := openDevice(t, cuda.MathFloat32)
 	r := rand.New(rand.NewPCG(3, 4))
@@ -168,12 +169,12 @@ func TestDeviceSoftmaxKernel(t *testing.T) {
 		got := fromDevice(t, g)
 		for i := range got {
 			ulps := math.Abs(float64(int64(math.Float32bits(got[i])) - int64(math.Float32bits(want[i]))))
-			if !real && ulps != 0 || ulps > 1 {
+			if !real && ulps != 0 || ulps > 4 {
 				t.Fatalf("%dx%d: grad[%d] = %v, reference %v", rows, k, i, got[i], want[i])
 			}
 		}
 		for i := range terms {
-			if diff := math.Abs(terms[i] - wantTerms[i]); !real && diff != 0 || diff > 4*math.Abs(wantTerms[i])*0x1p-52 {
+			if diff := math.Abs(terms[i] - wantTerms[i]); !real && diff != 0 || diff > (1+math.Abs(wantTerms[i]))*0x1p-20 {
 				t.Fatalf("%dx%d: terms[%d] = %v, reference %v", rows, k, i, terms[i], wantTerms[i])
 			}
 		}

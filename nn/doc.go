@@ -55,9 +55,11 @@
 // the layer's seed and its count of training forwards) and the optimizer
 // steps (weft_sgd, weft_adam: SGD.Apply's and Adam.Apply's loops).
 // Softmax cross-entropy takes exp and log in float64 on both sides;
-// CUDA's and Go's are within an ulp of float64, so a gradient value may
-// differ in its last float32 bit about once in 2^28 and the loss in its
-// last float64 bits. GEMMs sum in cuBLAS's order: against the CPU within
+// CUDA's and Go's are within an ulp of float64, so an e_j may round to
+// the other float32 neighbour, about once in 2^28 values, and its row's
+// sum, gradient and loss term then differ by a few float32 ulps; otherwise
+// the gradient agrees bit for bit and the loss term to a few float64
+// ulps. GEMMs sum in cuBLAS's order: against the CPU within
 // float32's usual bound, k*2^-24 * sum|a*b| per value. Over the fake,
 // whose GEMM sums in order, a model trains to the CPU's losses and
 // parameters bit for bit when the CPU's GEMM sums in the same order
