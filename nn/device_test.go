@@ -735,6 +735,42 @@ func TestDeviceMisuse(t *testing.T) {
 	}
 }
 
+// TestDeviceTensorViews: a Slice of a device tensor writes into its
+// parent's storage, reports its allocation and offset (Mem), refuses to
+// grow, and frees nothing; a tensor moves between the host and a device
+// with resizeOn.
+func TestDeviceTensorViews(t *testing.T) {
+	d, _ := openDevice(t, cuda.MathFloat32)
+	p := NewTensorOn(d, 10)
+	v := p.Slice(3, 7)
+	v.Write([]float32{1, 2, 3, 4})
+	want := []float32{0, 0, 0, 1, 2, 3, 4, 0, 0, 0}
+	sameBits(t, "parent", fromDevice(t, p), want)
+	if m, off := v.Mem(); m == nil || off != 12 || v.Device() != d || v.Ptr() != p.Ptr().Add(12) {
+		t.Errorf("view: Mem at offset %d, device %v", off, v.Device())
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "view") {
+			t.Errorf("growing a view: %v", r)
+		}
+		v.Free()
+		sameBits(t, "parent after the view's Free", fromDevice(t, p), want)
+		h := NewTensor(2)
+		h.resizeOn(d, 3)
+		if h.Device() != d || h.Data != nil || h.Len() != 3 {
+			t.Errorf("host tensor to the device: %v %v %d", h.Device(), h.Data, h.Len())
+		}
+		h.resizeOn(nil, 2)
+		if h.Device() != nil || len(h.Data) != 2 {
+			t.Errorf("device tensor to the host: %v %d", h.Device(), len(h.Data))
+		}
+		if m, _ := h.Mem(); m != nil {
+			t.Error("a host tensor has device memory")
+		}
+	}()
+	v.Resize(5)
+}
+
 // TestEvaluateOnDevice: Evaluate of a model on a device copies the
 // batches there and gives the host's accuracy.
 func TestEvaluateOnDevice(t *testing.T) {

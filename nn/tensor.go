@@ -132,8 +132,9 @@ func (t *Tensor) Mem() (m *cuda.Mem, off int) {
 }
 
 // Slice returns the elements [lo, hi) as a flat tensor of shape
-// [hi-lo] that shares t's storage (a view: it cannot grow, and freeing it
-// frees nothing).
+// [hi-lo] that shares t's storage (a view: on a device it cannot grow and
+// freeing it frees nothing; on the host, growing it gives it storage of
+// its own).
 func (t *Tensor) Slice(lo, hi int) *Tensor {
 	if lo < 0 || hi < lo || hi > t.Len() {
 		panic(fmt.Sprintf("nn: Slice(%d, %d) of a tensor of %d elements", lo, hi, t.Len()))
