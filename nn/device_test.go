@@ -771,6 +771,53 @@ func TestDeviceTensorViews(t *testing.T) {
 	v.Resize(5)
 }
 
+// TestBindTensors: a model on a device computes with the tensors bound
+// last (a trainer's predicted weights, its second gradient buffer), To's
+// vectors stay allocated meanwhile, and a bad binding is an error.
+func TestBindTensors(t *testing.T) {
+	d, _ := openDevice(t, cuda.MathFloat32)
+	m := MLP(1, 4, 3, 2)
+	if err := m.To(d); err != nil {
+		t.Fatal(err)
+	}
+	x := toDevice(d, []float32{1, 2, 3, 4}, 1, 4)
+	out := func() []float32 { return fromDevice(t, m.Forward(x, false, nil)) }
+	before := out()
+	w0, g0 := m.WT, m.GT
+	live, g2 := toDevice(d, make([]float32, m.NumParams())), NewTensorOn(d, m.NumParams())
+	if err := m.BindTensors(live, g2); err != nil {
+		t.Fatal(err)
+	}
+	if m.WT != live || m.GT != g2 || m.Device() != d {
+		t.Fatal("BindTensors did not make the tensors WT and GT")
+	}
+	for _, v := range out() {
+		if v != 0 {
+			t.Fatalf("a model with zero weights computed %v", v)
+		}
+	}
+	sameBits(t, "To's weights, kept", fromDevice(t, w0), m.W)
+	if err := m.BindTensors(w0, g0); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "the output back on To's weights", out(), before)
+	if err := m.BindTensors(live, NewTensorOn(d, 3)); err == nil || !strings.Contains(err.Error(), "model has") {
+		t.Errorf("gradients of the wrong length: %v", err)
+	}
+	if err := m.BindTensors(live, NewTensor(m.NumParams())); err == nil {
+		t.Error("weights on the device and gradients on the host bound")
+	}
+	h := NewSequential(1, NewLinear(3, 2), hostOnly{})
+	if err := h.BindTensors(NewTensorOn(d, h.NumParams()), NewTensorOn(d, h.NumParams())); err == nil || !strings.Contains(err.Error(), "layer 1") {
+		t.Errorf("a host-only layer bound to device tensors: %v", err)
+	}
+	hw, hg := NewTensor(m.NumParams()), NewTensor(m.NumParams())
+	copy(hw.Data, m.W)
+	if err := m.BindTensors(hw, hg); err != nil || m.Device() != nil || &m.W[0] != &hw.Data[0] {
+		t.Errorf("host tensors: %v, device %v", err, m.Device())
+	}
+}
+
 // TestEvaluateOnDevice: Evaluate of a model on a device copies the
 // batches there and gives the host's accuracy.
 func TestEvaluateOnDevice(t *testing.T) {

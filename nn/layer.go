@@ -53,7 +53,9 @@ type Sequential struct {
 	Layers  []Layer
 	W, G    []float32
 	Offsets []int
-	WT, GT  *Tensor // on the device, after To; nil on the host
+	WT, GT  *Tensor // on the device, after To or BindTensors; nil on the host
+
+	owned [2]*Tensor // the vectors To allocated, freed by the next To or Bind
 }
 
 // NewSequential chains the layers, allocates the parameter and gradient
@@ -75,8 +77,8 @@ func NewSequential(seed uint64, layers ...Layer) *Sequential {
 }
 
 // Bind points the layers at w and g (each len(s.W) long) and makes them
-// s.W and s.G. A model on a device comes back to the host (its device
-// vectors are freed).
+// s.W and s.G. A model on a device comes back to the host (the vectors To
+// allocated are freed).
 func (s *Sequential) Bind(w, g []float32) {
 	if len(w) != s.Offsets[len(s.Layers)] || len(g) != len(w) {
 		panic(fmt.Sprintf("nn: Bind: %d and %d parameters, model has %d", len(w), len(g), s.Offsets[len(s.Layers)]))
@@ -106,13 +108,47 @@ func (s *Sequential) To(d *Device) error {
 	}
 	s.freeDevice()
 	n := s.NumParams()
-	s.WT, s.GT = NewTensorOn(d, n), NewTensorOn(d, n)
-	s.WT.Write(s.W)
-	w, g := s.WT.span(), s.GT.span()
-	for i, l := range s.Layers {
-		l.(deviceLayer).bindSpans(w.sub(s.Offsets[i], s.Offsets[i+1]), g.sub(s.Offsets[i], s.Offsets[i+1]))
-	}
+	w, g := NewTensorOn(d, n), NewTensorOn(d, n)
+	w.Write(s.W)
+	s.bindDevice(w, g)
+	s.owned = [2]*Tensor{w, g}
 	return d.Err()
+}
+
+// BindTensors is Bind for a model on a device: it points the layers at w
+// and g, tensors of NumParams elements on one device, and makes them WT
+// and GT, so that a trainer can compute with other weights (predicted
+// ones) or double-buffer the gradients as with Bind. The tensors stay the
+// caller's: the model frees none of them, and the vectors To allocated
+// stay allocated (until the next To or Bind). Host tensors are Bind of
+// their Data. Like To, it returns an error naming the layer when one cannot run
+// on a device.
+func (s *Sequential) BindTensors(w, g *Tensor) error {
+	n := s.NumParams()
+	if w.Len() != n || g.Len() != n || w.Device() != g.Device() {
+		return fmt.Errorf("nn: BindTensors: %d parameters on %v and %d gradients on %v, model has %d", w.Len(), w.Device(), g.Len(), g.Device(), n)
+	}
+	if w.Device() == nil {
+		s.Bind(w.Data, g.Data)
+		return nil
+	}
+	for i, l := range s.Layers {
+		if _, ok := l.(deviceLayer); !ok {
+			return fmt.Errorf("nn: BindTensors on %v: layer %d (%T) has no device implementation (nn's own layers have)", w.Device(), i, l)
+		}
+	}
+	s.bindDevice(w, g)
+	return nil
+}
+
+// bindDevice binds the layers (all device layers) to device tensors w
+// and g.
+func (s *Sequential) bindDevice(w, g *Tensor) {
+	s.WT, s.GT = w, g
+	ws, gs := w.span(), g.span()
+	for i, l := range s.Layers {
+		l.(deviceLayer).bindSpans(ws.sub(s.Offsets[i], s.Offsets[i+1]), gs.sub(s.Offsets[i], s.Offsets[i+1]))
+	}
 }
 
 // Device is the device the model computes on (To), nil for the host.
@@ -123,12 +159,15 @@ func (s *Sequential) Device() *Device {
 	return s.WT.Device()
 }
 
+// freeDevice frees the vectors To allocated and forgets the device ones.
 func (s *Sequential) freeDevice() {
-	if s.WT != nil {
-		s.WT.Free()
-		s.GT.Free()
-		s.WT, s.GT = nil, nil
+	for _, t := range s.owned {
+		if t != nil {
+			t.Free()
+		}
 	}
+	s.owned = [2]*Tensor{}
+	s.WT, s.GT = nil, nil
 }
 
 // NumParams is the length of W.
