@@ -40,6 +40,11 @@
 //	opt.InitOn(d, m.NumParams()) // once; SGD or Adam
 //	opt.Apply(&nn.Update{WT: m.WT, GT: m.GT, T: t}, 0, m.NumParams())
 //
+// Sequential.BindTensors binds a model on a device to other device vectors
+// (a trainer's predicted weights, a second gradient buffer), as Bind does
+// host slices; Update's tensor fields (WT, GT, StaleT, LiveT, EstimateT)
+// carry SAPipe's vectors to the optimizers.
+//
 // Every layer of this package (Linear, Conv2D, MaxPool, ReLU, Dropout),
 // SoftmaxCrossEntropy, SGD (momentum, delay compensation from the state
 // or from Stale, adaptive or not, weight prediction) and Adam (the same,
