@@ -13,14 +13,16 @@ import (
 // goroutines at once; it panics, as gonum's blas does, when the sizes do
 // not fit the slices.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	checkGemm(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	checkGemm(transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
 		return
 	}
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func checkGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// checkGemm panics unless matrices of na, nb and nc elements hold the
+// operands.
+func checkGemm(transA, transB bool, m, n, k int, na, lda, nb, ldb, nc, ldc int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("nn: gemm: negative size m=%d n=%d k=%d", m, n, k))
 	}
@@ -32,17 +34,17 @@ func checkGemm(transA, transB bool, m, n, k int, a []float32, lda int, b []float
 	if transB {
 		br, bc = n, k
 	}
-	check := func(name string, s []float32, rows, cols, ld int) {
+	check := func(name string, elems, rows, cols, ld int) {
 		if ld < max(cols, 1) {
 			panic(fmt.Sprintf("nn: gemm: ld%s=%d below %d columns", name, ld, cols))
 		}
-		if rows > 0 && cols > 0 && len(s) < (rows-1)*ld+cols {
-			panic(fmt.Sprintf("nn: gemm: %s has %d elements, %dx%d with ld %d needs %d", name, len(s), rows, cols, ld, (rows-1)*ld+cols))
+		if rows > 0 && cols > 0 && elems < (rows-1)*ld+cols {
+			panic(fmt.Sprintf("nn: gemm: %s has %d elements, %dx%d with ld %d needs %d", name, elems, rows, cols, ld, (rows-1)*ld+cols))
 		}
 	}
-	check("a", a, ar, ac, lda)
-	check("b", b, br, bc, ldb)
-	check("c", c, m, n, ldc)
+	check("a", na, ar, ac, lda)
+	check("b", nb, br, bc, ldb)
+	check("c", nc, m, n, ldc)
 }
 
 // GoGemm is the pure-Go reference of Gemm (no size checks): the fallback

@@ -34,18 +34,21 @@ var native = csrc.Available()
 type Conv2D struct {
 	InC, OutC, K, Stride, Pad int
 
-	w, b, dw, db []float32
-	x            []float32 // the last input
+	w, b, dw, db span
+	x            Tensor // a copy of the last input
 	inShape      []int
 	oh, ow       int
-	col          []float32 // one sample's im2col, then a row of ones: (InC*K*K+1) x (OH*OW)
-	dcol         []float32 // one sample's column gradient
-	wb           []float32 // [W | b]: OutC x (InC*K*K+1)
-	dwb          []float32 // [dW | db] transposed: (InC*K*K+1) x OutC
+	col          Tensor // one sample's im2col, then a row of ones: (InC*K*K+1) x (OH*OW)
+	dcol         Tensor // one sample's column gradient
+	wb           Tensor // [W | b]: OutC x (InC*K*K+1)
+	dwb          Tensor // [dW | db] transposed: (InC*K*K+1) x OutC
 	y, dx        Tensor
 }
 
-var _ Layer = (*Conv2D)(nil)
+var (
+	_ Layer       = (*Conv2D)(nil)
+	_ deviceLayer = (*Conv2D)(nil)
+)
 
 // NewConv2D returns a convolution from inC to outC channels with a k x k
 // kernel.
@@ -60,9 +63,11 @@ func (c *Conv2D) kk() int { return c.InC * c.K * c.K }
 
 func (c *Conv2D) NumParams() int { return c.OutC*c.kk() + c.OutC }
 
-func (c *Conv2D) Bind(w, g []float32) {
+func (c *Conv2D) Bind(w, g []float32) { c.bindSpans(hostSpan(w), hostSpan(g)) }
+
+func (c *Conv2D) bindSpans(w, g span) {
 	n := c.OutC * c.kk()
-	c.w, c.b, c.dw, c.db = w[:n], w[n:], g[:n], g[n:]
+	c.w, c.b, c.dw, c.db = w.sub(0, n), w.sub(n, w.n), g.sub(0, n), g.sub(n, g.n)
 }
 
 // Init draws from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = InC*K*K,
@@ -75,36 +80,26 @@ func (c *Conv2D) Forward(x *Tensor, train bool) *Tensor {
 	if len(x.Shape) != 4 || x.Shape[1] != c.InC {
 		panic(fmt.Sprintf("nn: Conv2D(%d->%d) wants [B, %d, H, W], got %v", c.InC, c.OutC, c.InC, x.Shape))
 	}
+	dev := x.Device()
+	sameSide("Conv2D", dev, c.w, c.dw)
+	be := backendOf(dev)
 	bs, h, w := x.Shape[0], x.Shape[2], x.Shape[3]
 	c.inShape = append(c.inShape[:0], x.Shape...)
 	c.oh = (h+2*c.Pad-c.K)/c.Stride + 1
 	c.ow = (w+2*c.Pad-c.K)/c.Stride + 1
 	hw, kk := c.oh*c.ow, c.kk()
-	c.col = grow(c.col, (kk+1)*hw)
-	for i := kk * hw; i < len(c.col); i++ {
-		c.col[i] = 1
-	}
-	c.wb = grow(c.wb, c.OutC*(kk+1))
-	for o := 0; o < c.OutC; o++ {
-		copy(c.wb[o*(kk+1):], c.w[o*kk:(o+1)*kk])
-		c.wb[o*(kk+1)+kk] = c.b[o]
-	}
-	c.x = append(c.x[:0], x.Data[:bs*c.InC*h*w]...)
-	y := c.y.Resize(bs, c.OutC, c.oh, c.ow)
+	col := c.col.resizeOn(dev, (kk+1)*hw).span()
+	be.fill(col.sub(kk*hw, col.n), 1)
+	wb := c.wb.resizeOn(dev, c.OutC*(kk+1)).span()
+	be.packBias(wb, c.w, c.b, c.OutC, kk)
+	be.copy(c.x.resizeOn(dev, bs*c.InC*h*w).span(), x.span().sub(0, bs*c.InC*h*w))
+	y := c.y.resizeOn(dev, bs, c.OutC, c.oh, c.ow)
 	for n := 0; n < bs; n++ {
-		c.sampleCol(n, h, w)
-		yn := y.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
-		Gemm(false, false, c.OutC, hw, kk+1, 1, c.wb, kk+1, c.col, hw, 0, yn, hw)
+		c.sampleCol(be, n, h, w)
+		yn := y.span().sub(n*c.OutC*hw, (n+1)*c.OutC*hw)
+		be.gemm(false, false, c.OutC, hw, kk+1, 1, wb, kk+1, col, hw, 0, yn, hw)
 	}
 	return y
-}
-
-// grow returns s resliced to n, reallocated when its capacity is short.
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
 }
 
 func (c *Conv2D) geom(h, w int) cnn.ConvGeom {
@@ -112,67 +107,63 @@ func (c *Conv2D) geom(h, w int) cnn.ConvGeom {
 }
 
 // sampleCol writes sample n's patch matrix into c.col.
-func (c *Conv2D) sampleCol(n, h, w int) {
+func (c *Conv2D) sampleCol(be backend, n, h, w int) {
 	in := c.InC * h * w
-	x := c.x[n*in : (n+1)*in]
-	if !native || cnn.Im2Col(x, 1, c.geom(h, w), c.col) != nil {
-		c.im2col(x, h, w, c.col)
-	}
+	be.im2col(c.col.span(), c.x.span().sub(n*in, (n+1)*in), c.geom(h, w))
 }
 
 func (c *Conv2D) Backward(dy *Tensor, needDx bool) *Tensor {
+	dev := dy.Device()
+	sameSide("Conv2D", dev, c.w, c.dw, c.x.span())
+	be := backendOf(dev)
 	bs, h, w := c.inShape[0], c.inShape[2], c.inShape[3]
 	hw, kk := c.oh*c.ow, c.kk()
-	c.dwb = grow(c.dwb, c.OutC*(kk+1))
+	dwb := c.dwb.resizeOn(dev, c.OutC*(kk+1)).span()
 	if bs == 0 {
-		clear(c.dwb)
+		be.fill(dwb, 0)
 	}
 	var dx *Tensor
+	var dcol span
 	if needDx {
-		dx = c.dx.Resize(c.inShape...)
-		clear(dx.Data)
-		c.dcol = grow(c.dcol, kk*hw)
+		dx = c.dx.resizeOn(dev, c.inShape...)
+		dcol = c.dcol.resizeOn(dev, kk*hw).span()
 	}
 	in := c.InC * h * w
 	g := c.geom(h, w)
+	col := c.col.span()
 	for n := 0; n < bs; n++ {
-		dyn := dy.Data[n*c.OutC*hw : (n+1)*c.OutC*hw]
-		c.sampleCol(n, h, w)
+		dyn := dy.span().sub(n*c.OutC*hw, (n+1)*c.OutC*hw)
+		c.sampleCol(be, n, h, w)
 		beta := float32(1)
 		if n == 0 {
 			beta = 0
 		}
-		Gemm(false, true, kk+1, c.OutC, hw, 1, c.col, hw, dyn, hw, beta, c.dwb, c.OutC)
+		be.gemm(false, true, kk+1, c.OutC, hw, 1, col, hw, dyn, hw, beta, dwb, c.OutC)
 		if needDx {
-			Gemm(true, false, kk, hw, c.OutC, 1, c.w, kk, dyn, hw, 0, c.dcol, hw)
-			dxn := dx.Data[n*in : (n+1)*in]
-			if !native || cnn.Col2Im(c.dcol, g, dxn) != nil {
-				c.col2im(c.dcol, h, w, dxn)
-			}
+			be.gemm(true, false, kk, hw, c.OutC, 1, c.w, kk, dyn, hw, 0, dcol, hw)
+			be.col2im(dx.span().sub(n*in, (n+1)*in), dcol, g)
 		}
 	}
-	for r := 0; r < kk; r++ {
-		for o, v := range c.dwb[r*c.OutC : (r+1)*c.OutC] {
-			c.dw[o*kk+r] = v
-		}
-	}
-	copy(c.db, c.dwb[kk*c.OutC:])
+	be.unpackBias(c.dw, c.db, dwb, c.OutC, kk)
 	return dx
 }
 
-// im2col writes the K*K*InC x OH*OW patch matrix of one sample.
-func (c *Conv2D) im2col(x []float32, h, w int, col []float32) {
-	hw := c.oh * c.ow
+// im2colRef writes the K*K*C x OH*OW patch matrix of one sample: the
+// pure-Go loop, and weft_im2col's reference.
+func im2colRef(col, x []float32, g convGeom) {
+	c := g // the loops read as they did on Conv2D
+	h, w := g.H, g.W
+	hw := c.OH * c.OW
 	r := 0
-	for ch := 0; ch < c.InC; ch++ {
+	for ch := 0; ch < c.C; ch++ {
 		img := x[ch*h*w : (ch+1)*h*w]
 		for ki := 0; ki < c.K; ki++ {
 			for kj := 0; kj < c.K; kj++ {
 				dst := col[r*hw : (r+1)*hw]
 				r++
-				for oh := 0; oh < c.oh; oh++ {
+				for oh := 0; oh < c.OH; oh++ {
 					ih := oh*c.Stride - c.Pad + ki
-					row := dst[oh*c.ow : (oh+1)*c.ow]
+					row := dst[oh*c.OW : (oh+1)*c.OW]
 					if ih < 0 || ih >= h {
 						clear(row)
 						continue
@@ -180,7 +171,7 @@ func (c *Conv2D) im2col(x []float32, h, w int, col []float32) {
 					src := img[ih*w : (ih+1)*w]
 					if c.Stride == 1 {
 						// A contiguous run of the input row, zeros either side.
-						lo, hi := c.validRange(kj, w)
+						lo, hi := validRange(g, kj)
 						clear(row[:lo])
 						copy(row[lo:hi], src[lo-c.Pad+kj:])
 						clear(row[hi:])
@@ -201,32 +192,37 @@ func (c *Conv2D) im2col(x []float32, h, w int, col []float32) {
 }
 
 // validRange is, for stride 1 and kernel column kj, the output columns
-// [lo, hi) whose input column ow-Pad+kj lies inside [0, w).
-func (c *Conv2D) validRange(kj, w int) (lo, hi int) {
-	lo = min(max(0, c.Pad-kj), c.ow)
-	hi = max(min(c.ow, w+c.Pad-kj), lo)
+// [lo, hi) whose input column ow-Pad+kj lies inside [0, W).
+func validRange(g convGeom, kj int) (lo, hi int) {
+	lo = min(max(0, g.Pad-kj), g.OW)
+	hi = max(min(g.OW, g.W+g.Pad-kj), lo)
 	return lo, hi
 }
 
-// col2im adds a column gradient back into one sample's input gradient.
-func (c *Conv2D) col2im(col []float32, h, w int, dx []float32) {
-	hw := c.oh * c.ow
+// col2imRef sets one sample's input gradient dx to its column gradient
+// col folded back: the pure-Go loop (after clearing dx), and
+// weft_col2im's reference.
+func col2imRef(dx, col []float32, g convGeom) {
+	clear(dx)
+	c := g
+	h, w := g.H, g.W
+	hw := c.OH * c.OW
 	r := 0
-	for ch := 0; ch < c.InC; ch++ {
+	for ch := 0; ch < c.C; ch++ {
 		img := dx[ch*h*w : (ch+1)*h*w]
 		for ki := 0; ki < c.K; ki++ {
 			for kj := 0; kj < c.K; kj++ {
 				src := col[r*hw : (r+1)*hw]
 				r++
-				for oh := 0; oh < c.oh; oh++ {
+				for oh := 0; oh < c.OH; oh++ {
 					ih := oh*c.Stride - c.Pad + ki
 					if ih < 0 || ih >= h {
 						continue
 					}
-					row := src[oh*c.ow : (oh+1)*c.ow]
+					row := src[oh*c.OW : (oh+1)*c.OW]
 					dst := img[ih*w : (ih+1)*w]
 					if c.Stride == 1 {
-						lo, hi := c.validRange(kj, w)
+						lo, hi := validRange(g, kj)
 						d := dst[lo-c.Pad+kj : hi-c.Pad+kj]
 						for i, v := range row[lo:hi] {
 							d[i] += v
@@ -252,11 +248,15 @@ type MaxPool struct {
 	K, Stride int
 
 	inShape []int
-	arg     []int32
+	arg     []int32 // on the host: the index in x of each output's maximum
+	argT    Tensor  // on a device: the same int32 indices, in a tensor's storage
 	y, dx   Tensor
 }
 
-var _ Layer = (*MaxPool)(nil)
+var (
+	_ Layer       = (*MaxPool)(nil)
+	_ deviceLayer = (*MaxPool)(nil)
+)
 
 // NewMaxPool returns a max pooling layer.
 func NewMaxPool(k, stride int) *MaxPool {
@@ -269,6 +269,7 @@ func NewMaxPool(k, stride int) *MaxPool {
 func (*MaxPool) NumParams() int                 { return 0 }
 func (*MaxPool) Bind(w, g []float32)            {}
 func (*MaxPool) Init(w []float32, _ *rand.Rand) {}
+func (*MaxPool) bindSpans(w, g span)            {}
 
 func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 	if len(x.Shape) != 4 {
@@ -277,7 +278,12 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 	bs, ch, h, w := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
 	p.inShape = append(p.inShape[:0], x.Shape...)
 	oh, ow := (h-p.K)/p.Stride+1, (w-p.K)/p.Stride+1
-	y := p.y.Resize(bs, ch, oh, ow)
+	if dev := x.Device(); dev != nil {
+		y := p.y.resizeOn(dev, bs, ch, oh, ow)
+		dev.maxPool(y.span(), p.argT.resizeOn(dev, y.Len()).span(), x.span(), p.geom())
+		return y
+	}
+	y := p.y.resizeOn(nil, bs, ch, oh, ow)
 	if n := len(y.Data); cap(p.arg) < n {
 		p.arg = make([]int32, n)
 	} else {
@@ -286,33 +292,50 @@ func (p *MaxPool) Forward(x *Tensor, train bool) *Tensor {
 	if native && cnn.MaxPool(x.Data, p.geom(), y.Data, p.arg) == nil {
 		return y
 	}
-	o := 0
 	if p.K == 2 && p.Stride == 2 {
 		p.forward22(x.Data, bs*ch, h, w, oh, ow, y.Data)
 		return y
 	}
-	for plane := 0; plane < bs*ch; plane++ {
-		img := x.Data[plane*h*w : (plane+1)*h*w]
+	maxPoolRef(y.Data, p.arg, x.Data, p.geom())
+	return y
+}
+
+// maxPoolRef is max pooling's general loop: y and the index in x of each
+// window's first maximum in row-major window order. It is weft_maxpool's
+// reference.
+func maxPoolRef(y []float32, arg []int32, x []float32, g cnn.PoolGeom) {
+	h, w, oh, ow := g.H, g.W, g.OH, g.OW
+	o := 0
+	for plane := 0; plane < g.Planes; plane++ {
+		img := x[plane*h*w : (plane+1)*h*w]
 		base := int32(plane * h * w)
 		for i := 0; i < oh; i++ {
 			for j := 0; j < ow; j++ {
 				best, bi := float32(math.Inf(-1)), -1
-				for ki := 0; ki < p.K; ki++ {
-					r := (i*p.Stride + ki) * w
-					for kj := 0; kj < p.K; kj++ {
-						idx := r + j*p.Stride + kj
+				for ki := 0; ki < g.K; ki++ {
+					r := (i*g.Stride + ki) * w
+					for kj := 0; kj < g.K; kj++ {
+						idx := r + j*g.Stride + kj
 						if v := img[idx]; v > best || bi < 0 {
 							best, bi = v, idx
 						}
 					}
 				}
-				y.Data[o] = best
-				p.arg[o] = base + int32(bi)
+				y[o] = best
+				arg[o] = base + int32(bi)
 				o++
 			}
 		}
 	}
-	return y
+}
+
+// maxPoolBackwardRef sets dx to the sums of dy at the indices, in output
+// order from +0: weft_maxpool_backward's reference.
+func maxPoolBackwardRef(dx []float32, arg []int32, dy []float32) {
+	clear(dx)
+	for o, v := range dy {
+		dx[arg[o]] += v
+	}
 }
 
 // forward22 is Forward for the common 2x2 window with stride 2, with the
@@ -358,13 +381,15 @@ func (p *MaxPool) Backward(dy *Tensor, needDx bool) *Tensor {
 	if !needDx {
 		return nil
 	}
-	dx := p.dx.Resize(p.inShape...)
+	dx := p.dx.resizeOn(dy.Device(), p.inShape...)
+	if dev := dy.Device(); dev != nil {
+		sameSide("MaxPool", dev, p.argT.span())
+		dev.maxPoolBackward(dx.span(), p.argT.span(), dy.span(), p.geom())
+		return dx
+	}
 	if native && cnn.MaxPoolBackward(dy.Data, p.arg, p.geom(), dx.Data) == nil {
 		return dx
 	}
-	clear(dx.Data)
-	for o, g := range dy.Data {
-		dx.Data[p.arg[o]] += g
-	}
+	maxPoolBackwardRef(dx.Data, p.arg, dy.Data)
 	return dx
 }

@@ -9,48 +9,38 @@ import (
 // computed stably (max subtracted). Loss fills the gradient with respect to
 // the logits, which Grad returns until the next call.
 type SoftmaxCrossEntropy struct {
-	grad Tensor
+	grad  Tensor
+	terms []float64 // each row's loss term and whether its argmax was right
 }
 
 // Loss returns the mean loss of a batch of logits [B, classes] against
 // labels (B values in [0, classes)) and how many argmaxes were right, and
-// fills the gradient (softmax - onehot) / B.
+// fills the gradient (softmax - onehot) / B, where the logits live. On a
+// device it waits for the queued work (the loss comes back to the host);
+// a failure of the device returns a NaN loss and 0 right, and the device's
+// Err says what failed.
 func (l *SoftmaxCrossEntropy) Loss(logits *Tensor, labels []int32) (loss float32, correct int) {
 	bs, k := logits.Batch(), logits.Row()
 	if len(labels) != bs {
 		panic(fmt.Sprintf("nn: %d labels for a batch of %d", len(labels), bs))
 	}
-	g := l.grad.Resize(logits.Shape...)
-	var total float64
-	inv := 1 / float32(bs)
-	for i := 0; i < bs; i++ {
-		z := logits.Data[i*k : (i+1)*k]
-		gi := g.Data[i*k : (i+1)*k]
-		mx, arg := z[0], 0
-		for j, v := range z {
-			if v > mx {
-				mx, arg = v, j
-			}
-		}
-		y := int(labels[i])
-		if y < 0 || y >= k {
+	for _, y := range labels {
+		if y < 0 || int(y) >= k {
 			panic(fmt.Sprintf("nn: label %d outside [0, %d)", y, k))
 		}
-		if arg == y {
-			correct++
-		}
-		var sum float32
-		for j, v := range z {
-			e := float32(math.Exp(float64(v - mx)))
-			gi[j] = e
-			sum += e
-		}
-		total += math.Log(float64(sum)) - float64(z[y]-mx)
-		s := inv / sum
-		for j := range gi {
-			gi[j] *= s
-		}
-		gi[y] -= inv
+	}
+	g := l.grad.resizeOn(logits.Device(), logits.Shape...)
+	if cap(l.terms) < 2*bs {
+		l.terms = make([]float64, 2*bs)
+	}
+	terms := l.terms[:2*bs]
+	if err := backendOf(logits.Device()).softmaxXent(g.span(), logits.span(), labels, k, 1/float32(bs), terms); err != nil {
+		return float32(math.NaN()), 0
+	}
+	var total float64
+	for i := 0; i < bs; i++ {
+		total += terms[2*i]
+		correct += int(terms[2*i+1])
 	}
 	return float32(total / float64(bs)), correct
 }

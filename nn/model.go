@@ -30,14 +30,21 @@ func CNN(seed uint64, dropout float32) *Sequential {
 var CNNInput = []int{1, 28, 28}
 
 // Evaluate returns the accuracy of m on d, in batches of batch samples
-// shaped as shape (nil for flat).
+// shaped as shape (nil for flat). A model on a device gets each batch
+// copied there.
 func Evaluate(m *Sequential, d *Dataset, batch int, shape ...int) float64 {
 	var (
-		x       Tensor
+		x, xd   Tensor
 		y       []int32
 		loss    SoftmaxCrossEntropy
 		correct int
 	)
+	in := &x
+	if dev := m.Device(); dev != nil {
+		in = &xd
+		defer xd.Free()
+		defer loss.grad.Free()
+	}
 	idx := make([]int, 0, batch)
 	for lo := 0; lo < d.Len(); lo += batch {
 		idx = idx[:0]
@@ -45,7 +52,10 @@ func Evaluate(m *Sequential, d *Dataset, batch int, shape ...int) float64 {
 			idx = append(idx, i)
 		}
 		y = d.Batch(idx, &x, y, shape...)
-		_, c := loss.Loss(m.Forward(&x, false, nil), y)
+		if in != &x {
+			xd.resizeOn(m.Device(), x.Shape...).Write(x.Data)
+		}
+		_, c := loss.Loss(m.Forward(in, false, nil), y)
 		correct += c
 	}
 	if d.Len() == 0 {

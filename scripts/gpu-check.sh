@@ -14,7 +14,9 @@
 #   2. cuda.test                 device layer: memory, streams, events,
 #                                pinned copies, GEMM in each math, the
 #                                built-in kernels bit for bit
-#   3. nn.test, gnn_model.test   the training kernels bit for bit
+#   3. nn.test, gnn_model.test   the training kernels bit for bit (nn:
+#                                layers, optimizers, MLP and CNN trained on
+#                                the device against the CPU, TF32/BF16 cost)
 #   4. gpu.test                  topology and local-rank mapping
 #   5. collective_nccl.test      NCCL collectives on device buffers
 #   6. collective.test           the conformance suite on device buffers:
