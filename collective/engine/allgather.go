@@ -2,22 +2,6 @@ package engine
 
 import "github.com/weft-hpc/weft/collective/driver"
 
-// blocks returns the element offset and length of every rank's block: from
-// counts when given (the V forms), else count each.
-func blocks(n, count int, counts []int) (off, size []int) {
-	off, size = make([]int, n), make([]int, n)
-	o := 0
-	for i := range n {
-		c := count
-		if counts != nil {
-			c = counts[i]
-		}
-		off[i], size[i] = o, c
-		o += c
-	}
-	return off, size
-}
-
 // allgatherRing passes blocks around the ring: in step s every rank sends
 // the block it received in step s-1 (its own in step 0) to the right. n-1
 // steps, each rank sends (n-1)/n of the result. Blocks move in chunks and a

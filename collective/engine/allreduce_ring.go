@@ -88,14 +88,3 @@ func allreduceRing(x *exec, a *driver.Call) error {
 	}
 	return nil
 }
-
-// alone finishes a reduction with nothing to exchange (one rank, or no
-// data): the result is the rank's own data, once the ranks agree (agree.go).
-func alone(x *exec, a *driver.Call) (bool, error) {
-	if x.c.size > 1 && len(a.Send) > 0 {
-		return false, nil
-	}
-	copy(a.Recv, a.Send)
-	x.finishAvg(a.Recv)
-	return true, x.agree()
-}

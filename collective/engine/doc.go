@@ -61,6 +61,9 @@
 //     or one the hierarchical algorithms derive): Run, Start, Split, and
 //     the primitives the algorithms use (send, recv, reducing receive,
 //     wait).
+//   - steps.go: the steps the algorithms share: cutting a buffer into
+//     blocks and chunks, the reduction with nothing to exchange (alone),
+//     and recursive doubling.
 //   - algo.go and one file per algorithm: the shared-segment allreduce
 //     for a communicator on one host (allreduce_shm.go, over
 //     transport/shm's Group; it compares every rank's call in the
