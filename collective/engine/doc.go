@@ -63,7 +63,9 @@
 //     wait).
 //   - steps.go: the steps the algorithms share: cutting a buffer into
 //     blocks and chunks, the reduction with nothing to exchange (alone),
-//     and recursive doubling.
+//     recursive doubling, and the pipelined ring step (ring: post the
+//     next step's receive, wait for this one's chunk, forward it) that
+//     the ring allreduce, reduce-scatter and allgather run.
 //   - algo.go and one file per algorithm: the shared-segment allreduce
 //     for a communicator on one host (allreduce_shm.go, over
 //     transport/shm's Group; it compares every rank's call in the

@@ -3,8 +3,9 @@ package engine
 import "github.com/weft-hpc/weft/collective/driver"
 
 // The steps the algorithms share: how a buffer is cut into blocks and
-// chunks, the reduction with nothing to exchange, and recursive doubling
-// (the allreduce's and the reduce-scatter's).
+// chunks, the reduction with nothing to exchange, recursive doubling (the
+// allreduce's and the reduce-scatter's), and the pipelined ring step (the
+// ring allreduce's, reduce-scatter's and allgather's).
 
 // part returns the offset and length of part i when n items are cut into k
 // parts whose sizes differ by at most one.
@@ -104,6 +105,97 @@ func recursiveDoubling(x *exec, buf []byte, tag0 uint32) error {
 			return x.send(r-1, tag0+31, buf)
 		}
 		return x.recvWait(r+1, tag0+31, buf)
+	}
+	return nil
+}
+
+// ringSteps is the pipelined ring step the ring algorithms share (NCCL
+// writes it once, over one primitive loop): in each of steps steps every
+// rank receives nc chunks from its left and forwards each one to its
+// right in the next step as soon as it has landed, so that sending,
+// receiving and reducing overlap across steps. Chunk j of step s travels
+// under tag s*nc+j.
+type ringSteps struct {
+	steps, nc int
+	// ahead is how many steps before it is waited on a receive is posted:
+	// 1 when receives land in buffers a later step reuses, steps when
+	// every receive lands in place (all are posted at once).
+	ahead int
+	// post posts the receive of chunk j of step s under tag; a nil slot:
+	// nothing to receive (an empty chunk), and so nothing to forward.
+	post func(s, j int, tag uint32) (*slot, error)
+	// out is chunk j of what this rank sends in step s: its own data in
+	// step 0, after that the chunk that landed in step s-1; ok false:
+	// nothing to send.
+	out func(s, j int) (b []byte, ok bool)
+	// landed, if set, runs when chunk j of step s is in, before it moves on.
+	landed func(s, j int)
+	// sent, if set, runs when chunk j of step s has gone out.
+	sent func(s, j int)
+}
+
+// ring runs rs: it posts the first receives, sends step 0, then for each
+// step and chunk posts the receive ahead, waits for the chunk, and
+// forwards it to the right.
+func (x *exec) ring(rs ringSteps) error {
+	right := mod(x.c.rank+1, x.c.size)
+	nc := rs.nc
+	win := min(rs.ahead+1, rs.steps)
+	slots := make([]*slot, win*nc)
+	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
+	post := func(s, j int) error {
+		sl, err := rs.post(s, j, tag(s, j))
+		slots[s%win*nc+j] = sl
+		return err
+	}
+	send := func(s, j int) error {
+		b, ok := rs.out(s, j)
+		if !ok {
+			return nil
+		}
+		if err := x.send(right, tag(s, j), b); err != nil {
+			return err
+		}
+		if rs.sent != nil {
+			rs.sent(s, j)
+		}
+		return nil
+	}
+	for s := range min(rs.ahead, rs.steps) {
+		for j := range nc {
+			if err := post(s, j); err != nil {
+				return err
+			}
+		}
+	}
+	for j := range nc {
+		if err := send(0, j); err != nil {
+			return err
+		}
+	}
+	for s := range rs.steps {
+		for j := range nc {
+			if s+rs.ahead < rs.steps {
+				if err := post(s+rs.ahead, j); err != nil {
+					return err
+				}
+			}
+			sl := slots[s%win*nc+j]
+			if sl == nil {
+				continue
+			}
+			if err := x.wait(sl); err != nil {
+				return err
+			}
+			if rs.landed != nil {
+				rs.landed(s, j)
+			}
+			if s+1 < rs.steps {
+				if err := send(s+1, j); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }
