@@ -17,18 +17,21 @@
 //     token is cfg.Token, else derived from the launcher's job secret,
 //     else made by rank 0 and carried by a file only this user can read.
 //     NewLocal: goroutine ranks over transport/inproc.
-//   - endpoint.go: one rank's attachment to a transport. A reader goroutine
-//     per peer matches incoming frames to posted receives by exact key
-//     (communicator, sequence, tag; point-to-point messages by their
-//     number on a (peer, tag) pair), keeps frames that arrive early, and
-//     detects mismatches from the description every frame carries. The
-//     polling wait (pollWait) lets the goroutine that waits for a message
-//     read the link itself instead of being woken by the reader.
-//     Heartbeats keep idle links alive; a peer silent for the timeout, a
-//     broken link or a mismatch fails the endpoint, and an abort frame
-//     tells every peer. A collective also blames a peer that has not
-//     joined it for the timeout; a point-to-point receive waits for its
-//     message as long as its context allows while the sender is alive.
+//   - endpoint.go: one rank's attachment to a transport, its life and its
+//     failure: a peer silent for the timeout, a broken link or a mismatch
+//     fails the endpoint, and an abort frame tells every peer. A
+//     collective also blames a peer that has not joined it for the
+//     timeout; a point-to-point receive waits for its message as long as
+//     its context allows while the sender is alive. Its parts, one file
+//     each: read.go, a reader goroutine per peer that hands each frame to
+//     its posted receive or keeps it, and the polling wait (pollWait) that
+//     lets the goroutine that waits for a message read the link itself
+//     instead of being woken by the reader; match.go, matching by exact
+//     key (communicator, sequence, tag; point-to-point messages by their
+//     number on a (peer, tag) pair, p2p.go) and the mismatches told from
+//     the description every frame carries; post.go, posted receives;
+//     write.go, the writes, and the heartbeats that keep idle links alive;
+//     pool.go, the buffers of frames that arrive early and of partial sums.
 //   - agree.go: the rule that makes a mismatch fail on every rank. Every
 //     collective ends in agreement: a rank returns success only once
 //     every rank's call has reached it, directly or through other ranks,
