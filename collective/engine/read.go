@@ -163,7 +163,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 		}
 		select {
 		case <-done:
-			x.c.abortCtx(x.ctx, x.d.op)
+			x.giveUp()
 			return nil
 		default:
 		}
