@@ -1,9 +1,12 @@
+//go:build linux
+
 package engine
 
 import (
 	"context"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,7 +18,9 @@ import (
 // S bytes of float32 being the buffer of the allreduce and the whole of
 // the reduce-scatter's input and the allgather's output. It compares the
 // ring step's versions (docs/BENCHMARKS.md); the transport is a memcpy
-// per hop, so the engine's own work shows.
+// per hop, so the engine's own work shows. cpu-ns/op is the process's CPU
+// time (user and system) per call, less swayed than the wall time by
+// other work on a shared machine.
 func BenchmarkRing(b *testing.B) {
 	const n = 4
 	for _, kind := range []driver.Kind{driver.AllReduce, driver.ReduceScatter, driver.AllGather} {
@@ -70,9 +75,21 @@ func BenchmarkRing(b *testing.B) {
 				// touched once, outside the timing (first touch is slow).
 				run(1)
 				b.SetBytes(int64(size))
+				cpu0 := cpuTime()
 				b.ResetTimer()
 				run(b.N)
+				b.StopTimer()
+				b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
 	}
+}
+
+// cpuTime is the CPU time this process has used, user and system, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
