@@ -105,8 +105,6 @@ func init() {
 
 func algoByID(id uint8) *algorithm { return algoIDs[id] }
 
-func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
-
 // pick chooses the algorithm for an operation.
 func (ep *endpoint) pick(op driver.Kind, c *conn, a *driver.Call) *algorithm {
 	list := algorithms[op]
@@ -176,17 +174,3 @@ func parseAlgo(s string) (map[driver.Kind]string, error) {
 	}
 	return m, nil
 }
-
-// part returns the offset and length of part i when n items are cut into k
-// parts whose sizes differ by at most one.
-func part(n, k, i int) (off, size int) {
-	q, r := n/k, n%k
-	off = i*q + min(i, r)
-	size = q
-	if i < r {
-		size++
-	}
-	return off, size
-}
-
-func mod(a, n int) int { return ((a % n) + n) % n }

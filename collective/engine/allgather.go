@@ -2,22 +2,6 @@ package engine
 
 import "github.com/weft-hpc/weft/collective/driver"
 
-// blocks returns the element offset and length of every rank's block: from
-// counts when given (the V forms), else count each.
-func blocks(n, count int, counts []int) (off, size []int) {
-	off, size = make([]int, n), make([]int, n)
-	o := 0
-	for i := range n {
-		c := count
-		if counts != nil {
-			c = counts[i]
-		}
-		off[i], size[i] = o, c
-		o += c
-	}
-	return off, size
-}
-
 // allgatherRing passes blocks around the ring: in step s every rank sends
 // the block it received in step s-1 (its own in step 0) to the right. n-1
 // steps, each rank sends (n-1)/n of the result. Blocks move in chunks and a
@@ -33,7 +17,7 @@ func allgatherRing(x *exec, a *driver.Call) error {
 	if n == 1 {
 		return nil
 	}
-	right, left := mod(r+1, n), mod(r-1, n)
+	left := mod(r-1, n)
 	maxBlock := 0
 	for _, s := range size {
 		maxBlock = max(maxBlock, s)
@@ -43,46 +27,19 @@ func allgatherRing(x *exec, a *driver.Call) error {
 		o, l := part(size[b], nc, j)
 		return a.Recv[(off[b]+o)*es : (off[b]+o+l)*es]
 	}
-	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
 	// Receives land in place and each region is written once: post them all.
-	slots := make([]*slot, (n-1)*nc)
-	for s := 0; s < n-1; s++ {
-		b := mod(r-s-1, n)
-		for j := range nc {
-			if c := chunk(b, j); len(c) > 0 || j == 0 {
-				sl, err := x.recv(left, tag(s, j), c)
-				if err != nil {
-					return err
-				}
-				slots[s*nc+j] = sl
+	return x.ring(ringSteps{steps: n - 1, nc: nc, ahead: n - 1,
+		post: func(s, j int, tag uint32) (*slot, error) {
+			if c := chunk(mod(r-s-1, n), j); len(c) > 0 || j == 0 {
+				return x.recv(left, tag, c)
 			}
-		}
-	}
-	for j := range nc {
-		if c := chunk(r, j); len(c) > 0 || j == 0 {
-			if err := x.send(right, tag(0, j), c); err != nil {
-				return err
-			}
-		}
-	}
-	for s := 0; s < n-1; s++ {
-		b := mod(r-s-1, n)
-		for j := range nc {
-			sl := slots[s*nc+j]
-			if sl == nil {
-				continue
-			}
-			if err := x.wait(sl); err != nil {
-				return err
-			}
-			if s < n-2 {
-				if err := x.send(right, tag(s+1, j), chunk(b, j)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
+			return nil, nil
+		},
+		out: func(s, j int) ([]byte, bool) {
+			c := chunk(mod(r-s, n), j)
+			return c, s > 0 || len(c) > 0 || j == 0
+		},
+	})
 }
 
 // allgatherRD is recursive doubling for a power-of-two number of ranks: in

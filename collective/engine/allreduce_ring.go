@@ -16,7 +16,7 @@ func allreduceRing(x *exec, a *driver.Call) error {
 	if ok, err := alone(x, a); ok {
 		return err
 	}
-	right, left := mod(r+1, n), mod(r-1, n)
+	left := mod(r-1, n)
 	_, segMax := part(a.Count, n, 0)
 	nc := x.chunks(segMax * es)
 	steps := 2 * (n - 1)
@@ -32,70 +32,30 @@ func allreduceRing(x *exec, a *driver.Call) error {
 		}
 		return mod(r-(s-(n-1)), n)
 	}
-	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
-	post := func(s, j int) (*slot, error) {
-		lo, hi := chunk(segRecv(s), j)
-		if hi == lo {
-			return nil, nil
-		}
-		if s < n-1 {
-			return x.recvReduce(left, tag(s, j), a.Recv[lo:hi], a.Send[lo:hi], false)
-		}
-		return x.recv(left, tag(s, j), a.Recv[lo:hi])
-	}
-	cur, next := make([]*slot, nc), make([]*slot, nc)
-	for j := range nc {
-		s, err := post(0, j)
-		if err != nil {
-			return err
-		}
-		cur[j] = s
-	}
-	for j := range nc {
-		if lo, hi := chunk(r, j); hi > lo {
-			if err := x.send(right, tag(0, j), a.Send[lo:hi]); err != nil {
-				return err
-			}
-		}
-	}
-	for s := 0; s < steps; s++ {
-		for j := range nc {
-			if s+1 < steps {
-				sl, err := post(s+1, j)
-				if err != nil {
-					return err
-				}
-				next[j] = sl
-			}
-			sl := cur[j]
-			if sl == nil {
-				continue
-			}
-			if err := x.wait(sl); err != nil {
-				return err
-			}
+	return x.ring(ringSteps{steps: steps, nc: nc, ahead: 1,
+		post: func(s, j int, tag uint32) (*slot, error) {
 			lo, hi := chunk(segRecv(s), j)
+			if hi == lo {
+				return nil, nil
+			}
+			if s < n-1 {
+				return x.recvReduce(left, tag, a.Recv[lo:hi], a.Send[lo:hi], false)
+			}
+			return x.recv(left, tag, a.Recv[lo:hi])
+		},
+		out: func(s, j int) ([]byte, bool) {
+			if s == 0 {
+				lo, hi := chunk(r, j)
+				return a.Send[lo:hi], hi > lo
+			}
+			lo, hi := chunk(segRecv(s-1), j)
+			return a.Recv[lo:hi], true
+		},
+		landed: func(s, j int) {
 			if s == n-2 {
+				lo, hi := chunk(segRecv(s), j)
 				x.finishAvg(a.Recv[lo:hi])
 			}
-			if s+1 < steps {
-				if err := x.send(right, tag(s+1, j), a.Recv[lo:hi]); err != nil {
-					return err
-				}
-			}
-		}
-		cur, next = next, cur
-	}
-	return nil
-}
-
-// alone finishes a reduction with nothing to exchange (one rank, or no
-// data): the result is the rank's own data, once the ranks agree (agree.go).
-func alone(x *exec, a *driver.Call) (bool, error) {
-	if x.c.size > 1 && len(a.Send) > 0 {
-		return false, nil
-	}
-	copy(a.Recv, a.Send)
-	x.finishAvg(a.Recv)
-	return true, x.agree()
+		},
+	})
 }

@@ -35,6 +35,3 @@ func alltoallPairwise(x *exec, a *driver.Call) error {
 	}
 	return nil
 }
-
-// barrierDissemination is the dissemination barrier (agree.go).
-func barrierDissemination(x *exec, a *driver.Call) error { return dissemination(x, 0) }

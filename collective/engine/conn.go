@@ -425,6 +425,18 @@ func (c *conn) abortCtx(ctx context.Context, op driver.Kind) {
 		Msg: fmt.Sprintf("rank %d gave up waiting in %v", c.ep.rank, op), Cause: context.Cause(ctx)})
 }
 
+// giveUp fails the endpoint because x's context ended while x waited for
+// a message. A point-to-point exec that waits is a Recv's (a Send writes
+// and never waits for a frame), though its description carries opP2P,
+// the Send's code: the error names the receive.
+func (x *exec) giveUp() {
+	op := x.d.op
+	if op == opP2P {
+		op = driver.Recv
+	}
+	x.c.abortCtx(x.ctx, op)
+}
+
 // Close forgets the conn; closing the world closes the connections, and
 // with them every conn of the world.
 func (c *conn) Close() error {
@@ -578,7 +590,7 @@ func (x *exec) wait(s *slot) error {
 		case <-s.done:
 			return s.result()
 		case <-done:
-			x.c.abortCtx(x.ctx, x.d.op)
+			x.giveUp()
 			<-s.done
 			return s.result()
 		case <-pc:
@@ -608,7 +620,7 @@ func (x *exec) waitAny(s *slot) error {
 	select {
 	case <-s.done:
 	case <-done:
-		x.c.abortCtx(x.ctx, x.d.op)
+		x.giveUp()
 		<-s.done
 	}
 	return s.result()

@@ -17,18 +17,21 @@
 //     token is cfg.Token, else derived from the launcher's job secret,
 //     else made by rank 0 and carried by a file only this user can read.
 //     NewLocal: goroutine ranks over transport/inproc.
-//   - endpoint.go: one rank's attachment to a transport. A reader goroutine
-//     per peer matches incoming frames to posted receives by exact key
-//     (communicator, sequence, tag; point-to-point messages by their
-//     number on a (peer, tag) pair), keeps frames that arrive early, and
-//     detects mismatches from the description every frame carries. The
-//     polling wait (pollWait) lets the goroutine that waits for a message
-//     read the link itself instead of being woken by the reader.
-//     Heartbeats keep idle links alive; a peer silent for the timeout, a
-//     broken link or a mismatch fails the endpoint, and an abort frame
-//     tells every peer. A collective also blames a peer that has not
-//     joined it for the timeout; a point-to-point receive waits for its
-//     message as long as its context allows while the sender is alive.
+//   - endpoint.go: one rank's attachment to a transport, its life and its
+//     failure: a peer silent for the timeout, a broken link or a mismatch
+//     fails the endpoint, and an abort frame tells every peer. A
+//     collective also blames a peer that has not joined it for the
+//     timeout; a point-to-point receive waits for its message as long as
+//     its context allows while the sender is alive. Its parts, one file
+//     each: read.go, a reader goroutine per peer that hands each frame to
+//     its posted receive or keeps it, and the polling wait (pollWait) that
+//     lets the goroutine that waits for a message read the link itself
+//     instead of being woken by the reader; match.go, matching by exact
+//     key (communicator, sequence, tag; point-to-point messages by their
+//     number on a (peer, tag) pair, p2p.go) and the mismatches told from
+//     the description every frame carries; post.go, posted receives;
+//     write.go, the writes, and the heartbeats that keep idle links alive;
+//     pool.go, the buffers of frames that arrive early and of partial sums.
 //   - agree.go: the rule that makes a mismatch fail on every rank. Every
 //     collective ends in agreement: a rank returns success only once
 //     every rank's call has reached it, directly or through other ranks,
@@ -61,16 +64,35 @@
 //     or one the hierarchical algorithms derive): Run, Start, Split, and
 //     the primitives the algorithms use (send, recv, reducing receive,
 //     wait).
-//   - algo.go and one file per algorithm: the shared-segment allreduce
-//     for a communicator on one host (allreduce_shm.go, over
-//     transport/shm's Group; it compares every rank's call in the
-//     segment's first step), ring and recursive-doubling allreduce, tree
-//     and chain broadcast and reduce, ring and recursive doubling
-//     allgather and reduce-scatter, pairwise all-to-all, dissemination
-//     barrier, linear gather and scatter, chain scan, and hier.go's
-//     hierarchical allreduce, broadcast and allgather for ranks that span
-//     hosts. docs/ALGORITHMS.md gives each one's cost and when it is
-//     chosen.
+//   - p2p.go: point-to-point matching (for the Send and Recv that conn.go
+//     runs, and Probe), as MPI matches: a sender numbers its messages to
+//     each destination in the order it starts them, and a receive (a
+//     source or AnySource, a tag or AnyTag) takes the earliest unmatched
+//     message it matches.
+//   - params.go: every WEFT_* setting the engine reads, one line each;
+//     options_cpu.go: the spin setting for the ranks a host holds.
+//   - algo.go: the algorithms of each collective in order of preference,
+//     which one a call runs, and WEFT_ALGO.
+//   - steps.go: the steps the algorithms share: cutting a buffer into
+//     blocks and chunks, the reduction with nothing to exchange (alone),
+//     recursive doubling, and the pipelined ring step (ring: post the
+//     next step's receive, wait for this one's chunk, forward it) that
+//     the ring allreduce, reduce-scatter and allgather run.
+//   - One file per algorithm (or per collective with its algorithms):
+//     allreduce_shm.go, the shared-segment allreduce for a communicator
+//     on one host (over transport/shm's Group; it compares every rank's
+//     call in the segment's first step); allreduce_rd.go, recursive
+//     doubling; allreduce_rh.go, Rabenseifner's (recursive halving, then
+//     doubling); allreduce_ring.go, the ring; broadcast.go, the binomial
+//     tree and the pipelined chain; reduce_tree.go, the reduce's binomial
+//     tree and chain; allgather.go, ring (also allgatherv and the
+//     exchange of a Split) and recursive doubling; reducescatter.go, ring
+//     and recursive doubling; alltoall.go, pairwise all-to-all and
+//     all-to-allv; barrier.go, the dissemination barrier (its rounds are
+//     agree.go's); rooted.go, linear Gather/GatherV and Scatter/ScatterV,
+//     and the chain of Scan and Exscan; hier.go, the hierarchical
+//     allreduce, broadcast and allgather for ranks that span hosts.
+//     docs/ALGORITHMS.md gives each one's cost and when it is chosen.
 //
 // # Concurrency
 //

@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport/inproc"
+	"github.com/weft-hpc/weft/internal/wire"
 )
 
 // quietTimeout is the silence limit of the quiet-peer tests: short, so
@@ -136,5 +138,70 @@ func TestRecvStoppedPeer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGiveUpNamesTheDirection: a point-to-point call whose context ends
+// fails the world with an error that names the call's direction: a Recv's
+// says recv (it said send, the code its frames carry), blocking or
+// posted, and a Send's says send.
+func TestGiveUpNamesTheDirection(t *testing.T) {
+	const giveUp = 50 * time.Millisecond
+	recvs := map[string]func(c *conn, ctx context.Context) error{
+		"blocking recv": func(c *conn, ctx context.Context) error { return c.Run(ctx, recvCall()) },
+		"posted recv": func(c *conn, ctx context.Context) error {
+			pend, err := c.Start(recvCall())
+			if err != nil {
+				return err
+			}
+			return pend.Wait(ctx)
+		},
+	}
+	for name, recv := range recvs {
+		t.Run(name, func(t *testing.T) {
+			cs := inprocPairOf(t, [2]config{testConfig(t, 0), testConfig(t, 0)})
+			ctx, cancel := context.WithTimeout(context.Background(), giveUp)
+			defer cancel()
+			err := recv(cs[1], ctx) // rank 0 sends nothing
+			checkGaveUp(t, err, "rank 1 gave up waiting in recv")
+		})
+	}
+	t.Run("send", func(t *testing.T) {
+		// Rank 1 is a bare transport that reads the first frame of the
+		// message and then nothing: the Send's second frame waits.
+		trs := inproc.New(2)
+		c := newWorld(newEndpoint(trs[0], testConfig(t, 0)))
+		t.Cleanup(func() { c.Close(); trs[1].Close() })
+		first := make(chan error, 1)
+		go func() {
+			var h wire.Header
+			l := trs[1].Link(0)
+			err := l.ReadHeader(&h)
+			if err == nil {
+				err = l.ReadPayload(make([]byte, h.Len))
+			}
+			first <- err
+		}()
+		chunk := c.ep.cfg.chunk
+		a := &driver.Call{Kind: driver.Send, DType: driver.Uint8, Count: 2 * chunk, Send: make([]byte, 2*chunk), Peer: 1}
+		pend, err := c.Start(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-first; err != nil {
+			t.Fatalf("reading the first frame: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), giveUp)
+		defer cancel()
+		checkGaveUp(t, pend.Wait(ctx), "rank 0 gave up waiting in send")
+	})
+}
+
+// checkGaveUp checks that err is the abort of a context that ended, with
+// the message want.
+func checkGaveUp(t *testing.T, err error, want string) {
+	t.Helper()
+	if !errors.Is(err, driver.ErrAborted) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want an abort saying %q", err, want)
 	}
 }

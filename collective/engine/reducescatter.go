@@ -20,71 +20,49 @@ func reducescatterRing(x *exec, a *driver.Call) error {
 	if ok, err := alone(x, a); ok {
 		return err
 	}
-	right, left := mod(r+1, n), mod(r-1, n)
+	left := mod(r-1, n)
 	nc := x.chunks(slices.Max(size) * es)
 	span := func(b, j int) (lo, hi int) { // within block b, bytes
 		o, l := part(size[b], nc, j)
 		return o * es, (o + l) * es
 	}
 	block := func(b int) []byte { return a.Send[off[b]*es : (off[b]+size[b])*es] }
-	tag := func(s, j int) uint32 { return uint32(s*nc + j) }
 	steps := n - 1
 	// Partial sums land, reduced, in pool buffers, except the last step's,
 	// which land in recv.
 	bufs := make([][]byte, 2*nc)
-	post := func(s, j int) (*slot, error) {
-		b := mod(r-s-2, n)
-		lo, hi := span(b, j)
-		mine := block(b)[lo:hi]
-		if s == steps-1 {
-			return x.recvReduce(left, tag(s, j), a.Recv[lo:hi], mine, false)
-		}
-		buf := x.c.ep.pool.get(hi - lo)
-		bufs[s%2*nc+j] = buf
-		return x.recvReduce(left, tag(s, j), buf, mine, false)
-	}
-	cur, next := make([]*slot, nc), make([]*slot, nc)
-	for j := range nc {
-		s, err := post(0, j)
-		if err != nil {
-			return err
-		}
-		cur[j] = s
-	}
 	first := mod(r-1, n)
-	for j := range nc {
-		lo, hi := span(first, j)
-		if err := x.send(right, tag(0, j), block(first)[lo:hi]); err != nil {
-			return err
-		}
-	}
-	for s := 0; s < steps; s++ {
-		for j := range nc {
-			if s+1 < steps {
-				sl, err := post(s+1, j)
-				if err != nil {
-					return err
-				}
-				next[j] = sl
+	return x.ring(ringSteps{steps: steps, nc: nc, ahead: 1,
+		post: func(s, j int, tag uint32) (*slot, error) {
+			b := mod(r-s-2, n)
+			lo, hi := span(b, j)
+			mine := block(b)[lo:hi]
+			if s == steps-1 {
+				return x.recvReduce(left, tag, a.Recv[lo:hi], mine, false)
 			}
-			sl := cur[j]
-			if err := x.wait(sl); err != nil {
-				return err
+			buf := x.c.ep.pool.get(hi - lo)
+			bufs[s%2*nc+j] = buf
+			return x.recvReduce(left, tag, buf, mine, false)
+		},
+		out: func(s, j int) ([]byte, bool) {
+			if s == 0 {
+				lo, hi := span(first, j)
+				return block(first)[lo:hi], true
 			}
-			lo, hi := span(mod(r-s-2, n), j)
-			if s+1 < steps {
-				b := bufs[s%2*nc+j]
-				if err := x.send(right, tag(s+1, j), b); err != nil {
-					return err
-				}
-				x.c.ep.pool.put(b)
-			} else {
+			return bufs[(s-1)%2*nc+j], true
+		},
+		sent: func(s, j int) {
+			if s > 0 {
+				x.c.ep.pool.put(bufs[(s-1)%2*nc+j])
+			}
+		},
+		landed: func(s, j int) {
+			if s == steps-1 {
+				lo, hi := span(mod(r-s-2, n), j)
 				x.finishAvg(a.Recv[lo:hi])
 			}
-		}
-		cur, next = next, cur
-	}
-	return nil
+		},
+	})
 }
 
 // reducescatterRD reduces the whole buffer by recursive doubling and keeps

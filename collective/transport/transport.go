@@ -2,15 +2,16 @@
 // collectives: a Transport gives each rank one Link per peer, and a Link
 // moves frames (a wire.Header and its payload) in order, reliably, in both
 // directions. Everything above (matching, pipelining, the algorithms, fault
-// handling) is written once in package collective over this interface.
+// handling) is written once in package collective/engine over this
+// interface.
 //
 // Implementations live in the sub-packages: inproc (goroutine ranks in one
 // process, the test bed and the embedded default), tcp (processes and
 // hosts) and shm (processes on one host, through rings in a shared-memory
 // segment per pair; Linux only). Overlay mixes them: a Transport whose
 // links to the peers on the same host are shared memory and whose other
-// links are its base's (TCP), as collective sets it up when WEFT_SHM is
-// auto, the default.
+// links are its base's (TCP), as collective/engine sets it up when WEFT_SHM
+// is auto, the default.
 package transport
 
 import (

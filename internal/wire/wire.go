@@ -69,9 +69,9 @@ func (k Kind) String() string {
 // with its own call.
 type Header struct {
 	Kind   Kind
-	Op     uint8  // collective kind (collective package's numbering)
-	DType  uint8  // element type (collective package's numbering)
-	RedOp  uint8  // reduction operation
+	Op     uint8  // collective kind (collective/driver's numbering, driver.Kind)
+	DType  uint8  // element type (collective/driver's numbering, driver.DType)
+	RedOp  uint8  // reduction operation (collective/driver's numbering, driver.Op)
 	Algo   uint8  // algorithm chosen by the sender
 	Comm   uint64 // communicator id
 	Seq    uint64 // operation sequence number in Comm; message number for point-to-point
