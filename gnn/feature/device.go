@@ -110,10 +110,11 @@ func (s DeviceStats) Sub(t DeviceStats) DeviceStats {
 }
 
 // DeviceRows are a batch's rows in device memory: Rows x Dim float32,
-// row-major, at Ptr.
+// row-major, at Ptr, until they are released (DeviceFIFO.Release).
 type DeviceRows struct {
 	Ptr       cuda.DevicePtr
 	Rows, Dim int
+	buf       int // 1 + the buffer set holding them
 }
 
 // DeviceFIFO is BGL's FIFO feature cache in device memory, for a model
@@ -124,12 +125,15 @@ type DeviceRows struct {
 // are read from the slab, misses are gathered by the caller into pinned
 // host memory, uploaded on a copy stream, and inserted into their slots.
 //
-// Two sets of buffers (pinned staging, device staging, output rows)
-// alternate between batches, and events order their reuse, so that batch
-// i+1's gather and upload overlap batch i's compute (see Gather).
+// Depth sets of buffers (pinned staging, device staging, output rows)
+// take turns, and events order their reuse, so that batch i+1's gather
+// and upload overlap batch i's compute (see Gather); 2 is double
+// buffering, and a pipeline that runs further ahead of its consumer
+// needs more.
 //
-// A DeviceFIFO's Gather calls must not overlap; Stats may be called at
-// any time. Close releases the device memory, streams and events.
+// A DeviceFIFO's Gather and Close calls must not overlap; Release and
+// Stats may be called from any goroutine. Close releases the device
+// memory, streams and events.
 type DeviceFIFO struct {
 	dev, dim int
 	ring     ring
@@ -137,7 +141,8 @@ type DeviceFIFO struct {
 	mod      *cuda.Module
 	compute  *cuda.Stream // the kernels, and the consumer's work
 	upload   *cuda.Stream // the host-to-device copies
-	bufs     [2]deviceBuf
+	bufs     []deviceBuf
+	next     int // the buffer set of the next Gather
 	// pending[s] is 1 + the stage row this batch inserts into slot s, 0
 	// when none; touched lists the slots with one.
 	pending                 []int32
@@ -158,20 +163,23 @@ type deviceBuf struct {
 	host     *cuda.Host
 	stage    *cuda.Mem
 	out      *cuda.Mem
-	uploaded *cuda.Event // the copies from host are done
-	done     *cuda.Event // the kernels that read stage are done
+	uploaded *cuda.Event   // the copies from host are done
+	done     *cuda.Event   // the kernels that read stage are done
+	idle     chan struct{} // holds a token while no batch holds the set
 }
 
 // NewDeviceFIFO makes an empty FIFO cache of capacity rows of dim
-// float32s in the memory of device dev. numNodes bounds the ids (0:
-// unknown), for the lookup index. It compiles the kernels for the device
-// on first use (cuda.Load) and returns the device layer's error when
-// there is no device (cuda.ErrNotBuilt without the libraries).
-func NewDeviceFIFO(dev, dim, capacity int, numNodes int64) (_ *DeviceFIFO, err error) {
-	if dim <= 0 || capacity < 0 || capacity > math.MaxInt32 {
-		return nil, fmt.Errorf("feature: device fifo cache of %d rows of width %d", capacity, dim)
+// float32s in the memory of device dev, with depth sets of buffers: at
+// most depth batches' rows are held (gathered and not yet released) at
+// once. numNodes bounds the ids (0: unknown), for the lookup index. It
+// compiles the kernels for the device on first use (cuda.Load) and
+// returns the device layer's error when there is no device
+// (cuda.ErrNotBuilt without the libraries).
+func NewDeviceFIFO(dev, dim, capacity, depth int, numNodes int64) (_ *DeviceFIFO, err error) {
+	if dim <= 0 || capacity < 0 || capacity > math.MaxInt32 || depth < 1 {
+		return nil, fmt.Errorf("feature: device fifo cache of %d rows of width %d, %d buffer sets", capacity, dim, depth)
 	}
-	c := &DeviceFIFO{dev: dev, dim: dim, ring: newRing(capacity, numNodes, 4*dim), pending: make([]int32, capacity)}
+	c := &DeviceFIFO{dev: dev, dim: dim, ring: newRing(capacity, numNodes, 4*dim), pending: make([]int32, capacity), bufs: make([]deviceBuf, depth)}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -197,6 +205,8 @@ func NewDeviceFIFO(dev, dim, capacity int, numNodes int64) (_ *DeviceFIFO, err e
 		if b.done, err = cuda.NewEvent(dev, false); err != nil {
 			return nil, err
 		}
+		b.idle = make(chan struct{}, 1)
+		b.idle <- struct{}{}
 	}
 	return c, nil
 }
@@ -222,19 +232,31 @@ func (c *DeviceFIFO) Stats() DeviceStats {
 // missed ids in order and rows, len(miss) x dim float32s of pinned host
 // memory to write their rows into; it must not keep rows.
 //
-// Gather blocks while the pinned buffer it needs is still being uploaded
-// (the one of two batches ago) and while fill runs; then it queues the
-// upload on the copy stream, behind the kernels that read the staging
-// buffer two batches ago, and the kernels on Stream behind the upload,
-// and returns. The result is valid on Stream until the Gather after the
-// next one: the consumer queues its work on Stream (or waits for it)
-// before then. A fill error is returned and empties the cache, whose
-// slots no longer match the device's.
-func (c *DeviceFIFO) Gather(ctx context.Context, ids []int64, fill func(miss []int64, rows []float32) error) (DeviceRows, error) {
+// The buffer sets take turns: Gather blocks until the batch that used
+// its set depth batches ago is released and that batch's upload is done
+// (the pinned buffer is then free), and while fill runs; then it queues
+// the upload on the copy stream, behind the kernels that read the
+// staging buffer last time, and the kernels on Stream behind the upload,
+// and returns. The result is valid on Stream until Release: the consumer
+// queues its work on Stream (or waits for it) and then releases the
+// rows. A fill error is returned and empties the cache, whose slots no
+// longer match the device's.
+func (c *DeviceFIFO) Gather(ctx context.Context, ids []int64, fill func(miss []int64, rows []float32) error) (_ DeviceRows, err error) {
 	if c.closed {
 		return DeviceRows{}, errors.New("feature: device cache is closed")
 	}
-	b := &c.bufs[c.batches.Load()%2]
+	bi := c.next
+	b := &c.bufs[bi]
+	select {
+	case <-b.idle:
+	case <-ctx.Done():
+		return DeviceRows{}, fmt.Errorf("feature: device cache: waiting for a batch's rows to be released: %w", ctx.Err())
+	}
+	defer func() {
+		if err != nil {
+			b.idle <- struct{}{}
+		}
+	}()
 	n, dim := len(ids), c.dim
 	if err := b.uploaded.Wait(ctx); err != nil {
 		return DeviceRows{}, fmt.Errorf("feature: device cache: %w", err)
@@ -316,7 +338,24 @@ func (c *DeviceFIFO) Gather(ctx context.Context, ids []int64, fill func(miss []i
 	c.batches.Add(1)
 	c.rowUp.Add(int64(rowBytes))
 	c.indexUp.Add(int64(idxBytes))
-	return DeviceRows{Ptr: b.out.Ptr(), Rows: n, Dim: dim}, nil
+	c.next = (bi + 1) % len(c.bufs)
+	return DeviceRows{Ptr: b.out.Ptr(), Rows: n, Dim: dim, buf: bi + 1}, nil
+}
+
+// Release hands r's buffers back for a later Gather. Work queued on
+// Stream before Release still sees the rows; work queued after may not.
+// Releasing rows twice, or rows of another cache, is an error. Release
+// may be called from any goroutine.
+func (c *DeviceFIFO) Release(r DeviceRows) error {
+	if r.buf < 1 || r.buf > len(c.bufs) {
+		return errors.New("feature: device cache: release of rows it did not gather")
+	}
+	select {
+	case c.bufs[r.buf-1].idle <- struct{}{}:
+		return nil
+	default:
+		return errors.New("feature: device cache: rows released twice")
+	}
 }
 
 // grow replaces b's buffers by ones of rows rows, once the device is done

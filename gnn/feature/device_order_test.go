@@ -94,7 +94,7 @@ func TestDeviceCacheSavesUploads(t *testing.T) {
 		inputs, n := batchInputs(t, proximity)
 		var moved [2]int64
 		for i, capacity := range []int{0, n / 5} {
-			c, err := feature.NewDeviceFIFO(0, dim, capacity, int64(n))
+			c, err := feature.NewDeviceFIFO(0, dim, capacity, 2, int64(n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,11 @@ func TestDeviceCacheSavesUploads(t *testing.T) {
 				return nil
 			}
 			for _, ids := range inputs {
-				if _, err := c.Gather(context.Background(), ids, fill); err != nil {
+				rows, err := c.Gather(context.Background(), ids, fill)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Release(rows); err != nil {
 					t.Fatal(err)
 				}
 			}

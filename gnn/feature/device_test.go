@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/weft-hpc/weft/cuda"
@@ -68,8 +69,8 @@ func cpuBatch(f *FIFO, ids []int64, dim int) int {
 
 // TestDeviceFIFO: over the fake (or a GPU under WEFT_GPU_TESTS=1), a
 // sequence of overlapping batches gathered without waiting in between
-// (each batch's download queued behind it as a consumer's work would be)
-// gives every id's row, and hits, inserts and evictions are the CPU
+// (each batch's download queued behind it as a consumer's work would be,
+// then the rows released), with 1 to 3 buffer sets, gives every id's row, and hits, inserts and evictions are the CPU
 // FIFO's for the same sequence; the upload counters equal their analytic
 // count. Capacities from none to the whole graph, rows of widths that take
 // the kernels' vector and scalar paths, a batch with repeated ids (hits on
@@ -79,7 +80,7 @@ func TestDeviceFIFO(t *testing.T) {
 	const nodes = 300
 	for _, dim := range []int{8, 3} {
 		for _, capacity := range []int{0, 1, 7, 60, nodes} {
-			c, err := NewDeviceFIFO(0, dim, capacity, nodes)
+			c, err := NewDeviceFIFO(0, dim, capacity, 1+capacity%3, nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,6 +116,9 @@ func TestDeviceFIFO(t *testing.T) {
 					t.Fatalf("batch %d: %d x %d rows for %d ids", b, rows.Rows, rows.Dim, len(ids))
 				}
 				_, v := download(t, c, rows)
+				if err := c.Release(rows); err != nil {
+					t.Fatal(err)
+				}
 				batches, got = append(batches, ids), append(got, v)
 			}
 			if err := c.Stream().Synchronize(context.Background()); err != nil {
@@ -141,17 +145,22 @@ func TestDeviceFIFO(t *testing.T) {
 }
 
 // TestDeviceFIFOFillError: a fill error is returned, empties the cache,
-// and the next Gather starts over with correct rows; a closed cache
-// refuses to gather.
+// and the next Gather starts over with correct rows; releasing rows
+// twice is an error; with every buffer set held Gather waits for a
+// release until its context ends; a closed cache refuses to gather.
 func TestDeviceFIFOFillError(t *testing.T) {
 	cudatest.Devices(t, 1)
 	const dim = 4
-	c, err := NewDeviceFIFO(0, dim, 10, 0)
+	c, err := NewDeviceFIFO(0, dim, 10, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := c.Gather(ctx, []int64{1, 2, 3}, tableFill(dim)); err != nil {
+	first, err := c.Gather(ctx, []int64{1, 2, 3}, tableFill(dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(first); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("peer lost")
@@ -172,13 +181,33 @@ func TestDeviceFIFOFillError(t *testing.T) {
 	if st := c.Stats(); !slices.Equal(got, want) || st.Lookups != 5 || st.Hits != 0 {
 		t.Errorf("after the error: rows %v (want %v), stats %+v (the cache was emptied: no hit)", got, want, st)
 	}
+	if err := c.Release(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(rows); err == nil || c.Release(DeviceRows{}) == nil {
+		t.Errorf("rows released twice, or never gathered: %v", err)
+	}
+	// Both sets held: the third Gather waits for a release, until ctx ends.
+	for range 2 {
+		if _, err := c.Gather(ctx, []int64{5}, tableFill(dim)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.Gather(short, []int64{6}, tableFill(dim)); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "released") {
+		t.Errorf("gather with every buffer set held: %v", err)
+	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Gather(ctx, []int64{1}, tableFill(dim)); err == nil {
 		t.Error("a closed cache gathered")
 	}
-	if _, err := NewDeviceFIFO(0, 0, 10, 0); err == nil {
+	if _, err := NewDeviceFIFO(0, 0, 10, 2, 0); err == nil {
 		t.Error("rows of width 0 accepted")
+	}
+	if _, err := NewDeviceFIFO(0, 4, 10, 0, 0); err == nil {
+		t.Error("no buffer set accepted")
 	}
 }

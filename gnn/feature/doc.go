@@ -43,11 +43,13 @@
 //     their slots; a slot written twice by one batch keeps the last row),
 //     then a second event.
 //
-// Two sets of buffers (pinned, device staging, output) alternate: batch
-// i+2 waits on the host for batch i's upload before it writes the pinned
-// buffer, and its upload waits on the copy stream for batch i's kernels,
-// so batch i+1's fill and upload run while batch i computes. The rows of
-// a batch are valid on Stream until the Gather after next. DeviceStats
+// Depth sets of buffers (pinned, device staging, output) take turns: a
+// batch's rows stay in their set until the consumer, having queued its
+// work on Stream, releases them (Release); the Gather that reuses a set
+// waits for that release and, on the host, for the set's last upload
+// before it writes the pinned buffer, and its upload waits on the copy
+// stream for the kernels that last read the staging buffer. So batch
+// i+1's fill and upload run while batch i computes. DeviceStats
 // counts the hits, misses and the bytes moved host to device: 4 x dim per
 // miss, and 4 x (rows + 2 min(misses, capacity)) of indices per batch.
 // The kernels (rows.cu) have CPU references (GatherRowsRef,
@@ -58,6 +60,6 @@
 //
 // Static, FIFO and Tiered are safe for concurrent use. Static's Lookup
 // takes no lock; FIFO's methods take one mutex. Stats are counted with
-// atomics. A DeviceFIFO's Gather and Close calls must not overlap; its
-// Stats may be read at any time.
+// atomics. A DeviceFIFO's Gather and Close calls must not overlap;
+// Release and Stats may be called from any goroutine.
 package feature
