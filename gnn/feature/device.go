@@ -35,15 +35,10 @@ var Kernels = cuda.Register(&cuda.Program{Name: "gnn/feature", Sources: kernelSo
 			}
 			GatherRowsRef(a.Float32s(0, rows*dim), a.Float32s(1, nc*dim), a.Float32s(2, ns*dim), idx, dim)
 		}},
-	{Name: "weft_feature_insert", File: "rows.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
+	{Name: "weft_feature_insert", File: "rows.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64},
 		Ref: func(a cuda.Args) {
-			rows, dim := a.U64(4), a.U64(5)
-			slot, src := a.Int32s(2, rows), a.Int32s(3, rows)
-			nc, ns := 0, 0
-			for k := range slot {
-				nc, ns = max(nc, int(slot[k])+1), max(ns, int(src[k])+1)
-			}
-			InsertRowsRef(a.Float32s(0, nc*dim), a.Float32s(1, ns*dim), slot, src, dim)
+			first, count, cursor, capacity, dim := a.U64(2), a.U64(3), a.U64(4), a.U64(5), a.U64(6)
+			InsertRowsRef(a.Float32s(0, capacity*dim), a.Float32s(1, (first+count)*dim), first, count, cursor, dim)
 		}},
 }})
 
@@ -61,11 +56,14 @@ func GatherRowsRef(out, cache, stage []float32, idx []int32, dim int) {
 	}
 }
 
-// InsertRowsRef is weft_feature_insert on the CPU: row slot[k] of cache
-// (x dim) becomes row src[k] of stage. The slots are distinct.
-func InsertRowsRef(cache, stage []float32, slot, src []int32, dim int) {
-	for k, s := range slot {
-		copy(cache[int(s)*dim:(int(s)+1)*dim], stage[int(src[k])*dim:(int(src[k])+1)*dim])
+// InsertRowsRef is weft_feature_insert on the CPU: for k in [first,
+// first+count), row (cursor+k) mod capacity of cache (capacity x dim,
+// count <= capacity) becomes row k of stage.
+func InsertRowsRef(cache, stage []float32, first, count, cursor, dim int) {
+	capacity := len(cache) / dim
+	for k := first; k < first+count; k++ {
+		s := (cursor + k) % capacity
+		copy(cache[s*dim:(s+1)*dim], stage[k*dim:(k+1)*dim])
 	}
 }
 
@@ -92,9 +90,9 @@ type DeviceStats struct {
 	// RowUpload is the bytes of missed rows copied host to device; with
 	// distinct ids it is misses x 4 x dim.
 	RowUpload int64
-	// IndexUpload is the bytes of the kernels' int32 indices copied host
-	// to device: per batch one per row and two per slot written, 4 x (rows
-	// + 2 min(misses, capacity)), since every miss takes the next slot.
+	// IndexUpload is the bytes of the gather's int32 indices copied host
+	// to device, 4 per row. (The inserts need none: the misses take the
+	// ring's slots one after the other from the cursor.)
 	IndexUpload int64
 }
 
@@ -144,19 +142,17 @@ type DeviceFIFO struct {
 	bufs     []deviceBuf
 	next     int // the buffer set of the next Gather
 	// pending[s] is 1 + the stage row this batch inserts into slot s, 0
-	// when none; touched lists the slots with one.
+	// when none.
 	pending                 []int32
-	touched                 []int32
 	miss                    []int64
 	n                       counters
 	batches, rowUp, indexUp atomic.Int64
 	closed                  bool
 }
 
-// deviceBuf is one of the two sets of buffers. The pinned buffer and its
+// deviceBuf is one of the sets of buffers. The pinned buffer and its
 // device copy are laid out alike: at 0 the gather's indices (one per
-// row), then the inserts' slots and their stage rows, and from dataOff
-// the missed rows.
+// row), from dataOff the missed rows.
 type deviceBuf struct {
 	rows     int // rows the buffers hold
 	dataOff  int
@@ -267,9 +263,9 @@ func (c *DeviceFIFO) Gather(ctx context.Context, ids []int64, fill func(miss []i
 		}
 	}
 	host := b.host.Bytes()
-	index := view[int32](host, 0, 3*b.rows)
-	idx := index[:n]
+	idx := view[int32](host, 0, n)
 	c.miss = c.miss[:0]
+	cursor := c.ring.cursor
 	var hits, inserts, evictions int64
 	for j, id := range ids {
 		if s, ok := c.ring.slot.get(id); ok {
@@ -291,23 +287,20 @@ func (c *DeviceFIFO) Gather(ctx context.Context, ids []int64, fill func(miss []i
 		if evicted {
 			evictions++
 		}
-		if c.pending[s] == 0 {
-			c.touched = append(c.touched, int32(s))
-		}
 		c.pending[s] = k + 1
 	}
-	m, ins := len(c.miss), len(c.touched)
-	slots, src := index[n:n+ins], index[n+ins:n+2*ins]
-	for i, s := range c.touched {
-		slots[i], src[i] = s, c.pending[s]-1
-		c.pending[s] = 0
+	// Miss k took slot (cursor + k) mod capacity; the last capacity
+	// misses are the ones still there.
+	m := len(c.miss)
+	ins := min(m, c.Capacity())
+	for k := m - ins; k < m; k++ {
+		c.pending[(cursor+k)%c.Capacity()] = 0
 	}
-	c.touched = c.touched[:0]
 	if err := fill(c.miss, view[float32](host, b.dataOff, m*dim)); err != nil {
 		c.ring.clear()
 		return DeviceRows{}, fmt.Errorf("feature: device cache: filling %d missed rows: %w", m, err)
 	}
-	idxBytes, rowBytes := 4*(n+2*ins), 4*m*dim
+	idxBytes, rowBytes := 4*n, 4*m*dim
 	stage := b.stage.Ptr()
 	data := stage.Add(b.dataOff)
 	for _, step := range []func() error{
@@ -322,7 +315,7 @@ func (c *DeviceFIFO) Gather(ctx context.Context, ids []int64, fill func(miss []i
 		},
 		func() error {
 			return c.mod.Launch(c.compute, "weft_feature_insert", rowThreads(ins, dim, c.slab.Ptr(), data),
-				c.slab, data, stage.Add(4*n), stage.Add(4*(n+ins)), ins, dim)
+				c.slab, data, m-ins, ins, cursor, max(1, c.Capacity()), dim)
 		},
 		func() error { return b.done.Record(c.compute) },
 	} {
@@ -366,7 +359,7 @@ func (c *DeviceFIFO) grow(ctx context.Context, b *deviceBuf, rows int) error {
 		return fmt.Errorf("feature: device cache: %w", err)
 	}
 	b.free()
-	b.rows, b.dataOff = 0, (12*rows+255)/256*256
+	b.rows, b.dataOff = 0, (4*rows+255)/256*256
 	size := b.dataOff + 4*rows*c.dim
 	var err error
 	if b.host, err = cuda.AllocHost(size); err != nil {

@@ -40,8 +40,10 @@
 //     then an event, and on the compute stream (Stream) a wait for that
 //     event, weft_feature_gather (a batch's rows: hits from the slab,
 //     misses from the upload) and weft_feature_insert (the misses into
-//     their slots; a slot written twice by one batch keeps the last row),
-//     then a second event.
+//     their slots, which the ring gave them one after the other from the
+//     cursor, so the kernel needs no index: when a batch misses more rows
+//     than the cache holds, only its last misses stay), then a second
+//     event.
 //
 // Depth sets of buffers (pinned, device staging, output) take turns: a
 // batch's rows stay in their set until the consumer, having queued its
@@ -51,7 +53,7 @@
 // stream for the kernels that last read the staging buffer. So batch
 // i+1's fill and upload run while batch i computes. DeviceStats
 // counts the hits, misses and the bytes moved host to device: 4 x dim per
-// miss, and 4 x (rows + 2 min(misses, capacity)) of indices per batch.
+// miss, and a 4-byte index per row of a batch.
 // The kernels (rows.cu) have CPU references (GatherRowsRef,
 // InsertRowsRef), which the device layer's host-memory fake runs, so that
 // the cache is tested without a GPU (cuda.UseFake, WEFT_FAKE_GPUS).
