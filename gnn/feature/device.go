@@ -87,8 +87,8 @@ func rowThreads(rows, dim int, ptrs ...cuda.DevicePtr) int {
 type DeviceStats struct {
 	Stats         // lookups, hits, inserts and evictions, as FIFO counts them
 	Batches int64 // Gather calls
-	// RowUpload is the bytes of missed rows copied host to device; with
-	// distinct ids it is misses x 4 x dim.
+	// RowUpload is the bytes of missed rows copied host to device:
+	// misses x 4 x dim.
 	RowUpload int64
 	// IndexUpload is the bytes of the gather's int32 indices copied host
 	// to device, 4 per row. (The inserts need none: the misses take the
