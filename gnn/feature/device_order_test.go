@@ -88,13 +88,13 @@ func expected(inputs [][]int64, dim, capacity int) int64 {
 // equal the analytic ones; the ratios are logged.
 func TestDeviceCacheSavesUploads(t *testing.T) {
 	cudatest.Devices(t, 1)
-	const dim = 32
+	const dim = 16
 	ratio := map[bool]float64{}
 	for _, proximity := range []bool{true, false} {
 		inputs, n := batchInputs(t, proximity)
 		var moved [2]int64
 		for i, capacity := range []int{0, n / 5} {
-			c, err := feature.NewDeviceFIFO(0, dim, capacity, 2, int64(n))
+			c, err := feature.NewDeviceFIFO(0, dim, capacity, 8, int64(n))
 			if err != nil {
 				t.Fatal(err)
 			}
