@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -321,8 +325,30 @@ func extraOf(t *testing.T, path, fuse string) (*spgnnFusion, error) {
 // TestOpensOnce: NewJob opens the data file once, and each rank's Run
 // once more, whatever it reads (partition, features, encodings, splits):
 // one rank on the whole graph and two ranks on a partition, GraphSAGE
-// and SP-GNN. The runs still train.
+// and SP-GNN. The runs still train. The package's code calls no opener
+// but openGraph, which the test counts.
 func TestOpensOnce(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openers := map[string]bool{"hdf5io.OpenGraph": true, "hdf5io.Stat": true, "hdf5io.ReadGraph": true, "shard.Load": true}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && openers[x.Name+"."+sel.Sel.Name] {
+							t.Errorf("%s: calls %s.%s: open the data file through openGraph, once per rank", fset.Position(call.Pos()), x.Name, sel.Sel.Name)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+
 	data, csr := sbmFile(t, graph.SBMOptions{Nodes: 500, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8})
 	writeEncodings(t, data, csr, nil)
 	var opens atomic.Int64
