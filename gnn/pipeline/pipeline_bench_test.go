@@ -22,7 +22,9 @@ import (
 // device (h2dB/epoch; their ratio between the two runs is the cache's
 // saving), the device cache's hit ratio and each stage's busy share
 // (EpochStats.BusyShare). Over the fake (the default) the times are the
-// host's; under WEFT_GPU_TESTS=1 on a GPU.
+// host's; under WEFT_GPU_TESTS=1 on a GPU:
+//
+//	go test -run '^$' -bench DeviceCache -benchtime 3x ./gnn/pipeline
 func BenchmarkDeviceCache(b *testing.B) {
 	cudatest.Devices(b, 1)
 	const nodes, dim = 50000, 64
