@@ -121,15 +121,62 @@ func (s *Static) Policy() string { return "static" }
 // Stats implements Cache.
 func (s *Static) Stats() Stats { return s.n.stats(s.dim) }
 
-// FIFO is BGL's dynamic cache: a ring buffer of rows.
-type FIFO struct {
-	dim    int
-	mu     sync.Mutex
+// ring is the FIFO policy, apart from where the rows live (FIFO keeps
+// them in host memory, DeviceFIFO in device memory): a node-to-slot index,
+// a slot-to-node array and a cursor that wraps and evicts the oldest row.
+type ring struct {
 	slot   slotIndex // node -> slot
 	owner  []int64   // slot -> node, -1 when empty
-	data   []float32
 	cursor int
-	n      counters
+}
+
+func newRing(capacity int, numNodes int64, rowBytes int) ring {
+	r := ring{slot: newSlotIndex(numNodes, capacity, rowBytes), owner: make([]int64, capacity)}
+	for i := range r.owner {
+		r.owner[i] = -1
+	}
+	return r
+}
+
+// insert gives id the slot under the cursor, evicting its node (evicted),
+// and advances the cursor. ok is false, and nothing changes, when id is
+// cached already or the ring has no slot.
+func (r *ring) insert(id int64) (slot int, evicted, ok bool) {
+	if len(r.owner) == 0 {
+		return 0, false, false
+	}
+	if _, ok := r.slot.get(id); ok {
+		return 0, false, false
+	}
+	i := r.cursor
+	if old := r.owner[i]; old >= 0 {
+		r.slot.del(old)
+		evicted = true
+	}
+	r.owner[i] = id
+	r.slot.set(id, int32(i))
+	r.cursor = (i + 1) % len(r.owner)
+	return i, evicted, true
+}
+
+// clear empties the ring.
+func (r *ring) clear() {
+	for i, v := range r.owner {
+		if v >= 0 {
+			r.slot.del(v)
+			r.owner[i] = -1
+		}
+	}
+	r.cursor = 0
+}
+
+// FIFO is BGL's dynamic cache: a ring buffer of rows.
+type FIFO struct {
+	dim  int
+	mu   sync.Mutex
+	ring ring
+	data []float32
+	n    counters
 }
 
 // NewFIFO makes an empty FIFO cache of capacity rows of dim values.
@@ -138,18 +185,14 @@ func NewFIFO(dim, capacity int, numNodes int64) (*FIFO, error) {
 	if dim <= 0 || capacity < 0 {
 		return nil, fmt.Errorf("feature: fifo cache of %d rows of width %d", capacity, dim)
 	}
-	c := &FIFO{dim: dim, slot: newSlotIndex(numNodes, capacity, 4*dim), owner: make([]int64, capacity), data: make([]float32, capacity*dim)}
-	for i := range c.owner {
-		c.owner[i] = -1
-	}
-	return c, nil
+	return &FIFO{dim: dim, ring: newRing(capacity, numNodes, 4*dim), data: make([]float32, capacity*dim)}, nil
 }
 
 // Lookup implements Cache.
 func (c *FIFO) Lookup(id int64, dst []float32) bool {
 	c.n.lookups.Add(1)
 	c.mu.Lock()
-	i, ok := c.slot.get(id)
+	i, ok := c.ring.slot.get(id)
 	if ok {
 		copy(dst, c.data[int(i)*c.dim:(int(i)+1)*c.dim])
 	}
@@ -164,28 +207,21 @@ func (c *FIFO) Lookup(id int64, dst []float32) bool {
 // evicting its node, and the cursor advances. A node already cached is left
 // where it is.
 func (c *FIFO) Insert(id int64, row []float32) {
-	if len(c.owner) == 0 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.slot.get(id); ok {
+	i, evicted, ok := c.ring.insert(id)
+	if !ok {
 		return
 	}
-	i := c.cursor
-	if old := c.owner[i]; old >= 0 {
-		c.slot.del(old)
+	if evicted {
 		c.n.evictions.Add(1)
 	}
-	c.owner[i] = id
-	c.slot.set(id, int32(i))
 	copy(c.data[i*c.dim:(i+1)*c.dim], row)
-	c.cursor = (i + 1) % len(c.owner)
 	c.n.inserts.Add(1)
 }
 
 // Capacity implements Cache.
-func (c *FIFO) Capacity() int { return len(c.owner) }
+func (c *FIFO) Capacity() int { return len(c.ring.owner) }
 
 // Policy implements Cache.
 func (c *FIFO) Policy() string { return "fifo" }

@@ -48,11 +48,28 @@
 // aborts the communicator, so every rank returns an error (wrapping
 // collective.ErrAborted or ErrPeerLost on the others) instead of hanging.
 //
+// # Rows on the device
+//
+// With Options.Device the fetch stage hands the batch's input rows to GPU
+// memory through BGL's FIFO cache there (feature.DeviceFIFO): it gathers
+// the batch's rows, and the store fetches only the ones the device cache
+// misses (once per batch on every rank, so the feature rounds stay in
+// step), straight into the pinned buffer that is uploaded on a copy
+// stream while earlier batches train. Train gets Batch.Device (rows ready
+// on Pipeline.Device().Stream()) instead of Batch.Feat, and must have
+// queued its work on that stream when it returns: the pipeline then
+// releases the rows. The device cache holds Prefetch+2 batches' rows
+// (the queue, the batch training, the batch being fetched); a fetch that
+// finds them all held waits for training. Its fetches take turns in
+// batch order, since the cache's contents depend on the order.
+//
 // # Statistics
 //
 // RunEpoch and RunSequential return EpochStats: batches, samples/s, busy
-// and waiting time per stage, cache hits and bytes saved, and remote bytes
-// of sampling and of features.
+// and waiting time per stage and the busy share (BusyShare: busy time
+// over the epoch's time and the stage's workers), cache hits and bytes
+// saved, the device cache's hits and bytes moved host to device, and
+// remote bytes of sampling and of features.
 //
 // # Concurrency
 //

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/gnn/feature"
 	"github.com/weft-hpc/weft/gnn/sample"
 	"github.com/weft-hpc/weft/gnn/shard"
 )
@@ -23,10 +24,14 @@ type Batch struct {
 	ID    int64 // global batch id (Index*ranks + rank), the sampling key
 	Seeds []int64
 	MFG   *sample.MFG
-	// Feat holds the features of MFG.Input, row i at Feat[i*FeatDim:].
+	// Feat holds the features of MFG.Input, row i at Feat[i*FeatDim:];
+	// nil with Options.Device, where Device holds them.
 	Feat    []float32
 	FeatDim int
-	Labels  []int64 // labels of Seeds
+	// Device holds the features of MFG.Input in device memory with
+	// Options.Device (nil without), ready on Pipeline.Device().Stream().
+	Device *feature.DeviceRows
+	Labels []int64 // labels of Seeds
 }
 
 // Empty reports a batch without seeds: ranks with fewer training nodes
@@ -38,8 +43,23 @@ func (b *Batch) Empty() bool { return len(b.Seeds) == 0 }
 // TrainFunc is the training stage: it runs one step on a batch. It is
 // called from one goroutine, in batch order. The batch is the callee's
 // except Feat, which the pipeline reuses for a later batch once the call
-// returns: a TrainFunc that keeps the features must copy them.
+// returns: a TrainFunc that keeps the features must copy them. The same
+// holds for Device's rows: by the time the call returns, the work that
+// reads them must be queued on the device cache's stream (or done).
 type TrainFunc func(b *Batch) error
+
+// DeviceOptions put the batches' input rows in GPU memory for a model
+// that trains there, through BGL's FIFO cache in device memory
+// (feature.DeviceFIFO): the fetch stage uploads only the rows the cache
+// misses, from pinned memory on a copy stream, while earlier batches
+// train. The features stay in host memory (the shard and the Cache of
+// remote rows).
+type DeviceOptions struct {
+	Ordinal int // the CUDA device
+	// Budget is the device memory for cached rows, in bytes; 0 caches
+	// nothing, so every batch uploads all its rows.
+	Budget int64
+}
 
 // Options configure New. The zero value of each field means its default.
 type Options struct {
@@ -65,6 +85,9 @@ type Options struct {
 	Roots int
 	// Cache is the feature cache of remote rows.
 	Cache shard.CacheOptions
+	// Device, when set, hands train the input rows in device memory
+	// (Batch.Device) instead of host memory (Batch.Feat).
+	Device *DeviceOptions
 	// Prefetch is how many batches each queue between stages holds, so the
 	// pipeline runs ahead of training by about that many per stage. 0
 	// means 2.
@@ -95,6 +118,7 @@ type Pipeline struct {
 	source   *shard.Source
 	store    *shard.Store
 	sampler  *sample.Sampler
+	dev      *feature.DeviceFIFO // with Options.Device
 	log      *slog.Logger
 	rank     int
 	size     int
@@ -165,6 +189,18 @@ func New(ctx context.Context, sh *shard.Shard, comm *collective.Comm, opt Option
 	if p.store, err = shard.NewStore(ctx, sh, p.featComm, opt.Cache); err != nil {
 		return nil, p.fail(fmt.Errorf("pipeline: %w", err))
 	}
+	if d := opt.Device; d != nil {
+		dim := sh.FeatDim()
+		if dim == 0 || d.Budget < 0 {
+			return nil, p.fail(fmt.Errorf("pipeline: device cache of %d bytes for rows of width %d", d.Budget, dim))
+		}
+		// The rows of every batch between the fetch stage and the end of
+		// train hold a buffer set: the queue, the batch training and the
+		// one being fetched.
+		if p.dev, err = feature.NewDeviceFIFO(d.Ordinal, dim, int(d.Budget/(4*int64(dim))), opt.Prefetch+2, sh.NumNodes()); err != nil {
+			return nil, p.fail(fmt.Errorf("pipeline: %w", err))
+		}
+	}
 	p.allowed = allowedCPUs()
 	explicit := false
 	for s := range NumStages {
@@ -195,13 +231,20 @@ func (p *Pipeline) fail(err error) error {
 }
 
 // Close releases the pipeline's communicators (not the one New was
-// given).
+// given) and its device cache.
 func (p *Pipeline) Close() error {
-	if p.size > 1 {
-		return errors.Join(p.sampComm.Close(), p.featComm.Close())
+	var err error
+	if p.dev != nil {
+		err = p.dev.Close()
 	}
-	return nil
+	if p.size > 1 {
+		return errors.Join(err, p.sampComm.Close(), p.featComm.Close())
+	}
+	return err
 }
+
+// Device returns the device cache (Options.Device), nil without one.
+func (p *Pipeline) Device() *feature.DeviceFIFO { return p.dev }
 
 // Store returns the feature store.
 func (p *Pipeline) Store() *shard.Store { return p.store }
@@ -278,19 +321,45 @@ func (p *Pipeline) featBuf(n int) []float32 {
 	return make([]float32, n, n+n/4) // room for the next, larger batch
 }
 
-// release returns b's feature buffer to the pool once train is done.
+// release returns b's feature buffer to the pool, or its device rows to
+// the device cache, once train is done.
 func (p *Pipeline) release(b *Batch) {
 	if b.Feat != nil {
 		f := b.Feat[:0]
 		b.Feat = nil
 		p.feat.Put(&f)
 	}
+	if b.Device != nil {
+		// Rows the fetch stage gathered, released once: no error.
+		p.dev.Release(*b.Device)
+		b.Device = nil
+	}
+}
+
+// releaseAll releases the batches an epoch that failed left behind.
+func (p *Pipeline) releaseAll(bs []*Batch) {
+	for _, b := range bs {
+		p.release(b)
+	}
 }
 
 func (p *Pipeline) doFetch(ctx context.Context, b *Batch) error {
-	b.Feat = p.featBuf(len(b.MFG.Input) * b.FeatDim)
-	if err := p.store.Fetch(ctx, b.MFG.Input, b.Feat); err != nil {
-		return fmt.Errorf("pipeline: features of batch %d: %w", b.Index, err)
+	if p.dev != nil {
+		// The store fetches the rows the device cache misses (every rank
+		// fetches once per batch, as the collective rounds need), straight
+		// into the pinned buffer that is uploaded.
+		rows, err := p.dev.Gather(ctx, b.MFG.Input, func(miss []int64, out []float32) error {
+			return p.store.Fetch(ctx, miss, out)
+		})
+		if err != nil {
+			return fmt.Errorf("pipeline: features of batch %d: %w", b.Index, err)
+		}
+		b.Device = &rows
+	} else {
+		b.Feat = p.featBuf(len(b.MFG.Input) * b.FeatDim)
+		if err := p.store.Fetch(ctx, b.MFG.Input, b.Feat); err != nil {
+			return fmt.Errorf("pipeline: features of batch %d: %w", b.Index, err)
+		}
 	}
 	b.Labels = make([]int64, len(b.Seeds))
 	return p.store.Labels(b.Seeds, b.Labels)
@@ -308,6 +377,9 @@ func (p *Pipeline) begin(epoch int, seq bool) *epochRun {
 	r := &epochRun{start: time.Now()}
 	r.st.Epoch, r.st.Sequential = epoch, seq
 	r.st.Cache = p.store.CacheStats()
+	if p.dev != nil {
+		r.st.Device = p.dev.Stats()
+	}
 	r.st.SampleTraffic = p.source.Stats()
 	r.st.FeatureTraffic = p.store.Stats()
 	return r
@@ -322,6 +394,9 @@ func (p *Pipeline) end(r *epochRun, bs []*Batch) *EpochStats {
 	}
 	st.SamplesPerSec = float64(st.Samples) / st.Elapsed.Seconds()
 	st.Cache = p.store.CacheStats().Sub(st.Cache)
+	if p.dev != nil {
+		st.Device = p.dev.Stats().Sub(st.Device)
+	}
 	st.SampleTraffic = p.source.Stats().Sub(st.SampleTraffic)
 	st.FeatureTraffic = p.store.Stats().Sub(st.FeatureTraffic)
 	for s := range NumStages {
@@ -369,6 +444,7 @@ func (p *Pipeline) RunSequential(ctx context.Context, epoch int, train TrainFunc
 	}
 	for _, b := range bs {
 		if _, err := p.runOne(ctx, r, b, train); err != nil {
+			p.releaseAll(bs)
 			return nil, p.fail(fmt.Errorf("pipeline: epoch %d batch %d: %w", epoch, b.Index, err))
 		}
 	}
@@ -397,6 +473,7 @@ func (p *Pipeline) RunEpoch(ctx context.Context, epoch int, train TrainFunc) (*E
 		for _, b := range bs[:k] {
 			t, err := p.runOne(ctx, r, b, train)
 			if err != nil {
+				p.releaseAll(bs)
 				return nil, p.fail(fmt.Errorf("pipeline: epoch %d batch %d: %w", epoch, b.Index, err))
 			}
 			for s := range sum {
@@ -407,6 +484,7 @@ func (p *Pipeline) RunEpoch(ctx context.Context, epoch int, train TrainFunc) (*E
 		rest = bs[k:]
 	}
 	if err := p.pipelined(ctx, r, rest, train); err != nil {
+		p.releaseAll(bs)
 		return nil, p.fail(fmt.Errorf("pipeline: epoch %d: %w", epoch, err))
 	}
 	return p.end(r, bs), nil
@@ -552,7 +630,9 @@ func (p *Pipeline) pipelined(ctx context.Context, r *epochRun, bs []*Batch, trai
 	in := (<-chan *Batch)(src)
 	for s := Sampling; s <= Fetching; s++ {
 		var turn *turnstile
-		if distributed {
+		// The device cache's state depends on the order of its batches:
+		// its fetches take turns too.
+		if distributed || (s == Fetching && p.dev != nil) {
 			turn = newTurnstile(first)
 		}
 		in = p.stage(ctx, g, r, s, in, first, turn, work[s])

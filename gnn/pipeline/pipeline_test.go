@@ -11,8 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/cuda"
+	"github.com/weft-hpc/weft/cuda/cudatest"
 	"github.com/weft-hpc/weft/gnn/internal/gnntest"
 	"github.com/weft-hpc/weft/gnn/pipeline"
 	"github.com/weft-hpc/weft/gnn/sample"
@@ -312,5 +315,127 @@ func TestBadOptions(t *testing.T) {
 	sh2, _ := shard.FromGraph(g, "p2", 0, shard.LoadOptions{})
 	if _, err := pipeline.New(context.Background(), sh2, nil, pipeline.Options{Fanouts: []int{5}}); err == nil {
 		t.Error("2-part shard without communicator accepted")
+	}
+}
+
+// TestDeviceCache: with Options.Device over the fake (or a GPU under
+// WEFT_GPU_TESTS=1), on one rank and on two, train gets every batch's
+// input rows in device memory, equal to the host rows the pipeline
+// without it hands over for the same batch, pipelined and sequential, two
+// passes over the epoch; the device cache's counters add up (a lookup per
+// input row, 4 x dim bytes per miss), and a cache of 20% of the rows
+// moves fewer bytes host to device than none. The stages' busy shares
+// are logged.
+func TestDeviceCache(t *testing.T) {
+	cudatest.Devices(t, 1)
+	fx := gnntest.New(t, small)
+	dim := small.FeatDim
+	for _, ranks := range []int{1, 2} {
+		var mu sync.Mutex
+		uploaded := map[int64]int64{} // budget -> rank 0's bytes moved in the first pass
+		errs := gnntest.RunRanks(t, ranks, time.Minute, func(c *collective.Comm) error {
+			var sh *shard.Shard
+			var err error
+			if ranks == 1 {
+				sh, err = shard.FromGraph(fx.G, "", 0, shard.LoadOptions{})
+				c = nil
+			} else {
+				sh, err = shard.Load(fx.Path, "p2", c.Rank(), shard.LoadOptions{})
+			}
+			if err != nil {
+				return err
+			}
+			opt := pipeline.Options{BatchSize: 16, Fanouts: []int{3, 3}, Seed: 8, Order: pipeline.OrderProximity, ProfileBatches: -1,
+				Cache: shard.CacheOptions{Policy: shard.PolicyFIFO, Budget: 100 << 10}}
+			host, err := pipeline.New(context.Background(), sh, c, opt)
+			if err != nil {
+				return err
+			}
+			want := map[int][]float32{}
+			_, err = host.RunSequential(context.Background(), 0, func(b *pipeline.Batch) error {
+				want[b.Index] = slices.Clone(b.Feat)
+				return nil
+			})
+			host.Close()
+			if err != nil {
+				return err
+			}
+			for _, budget := range []int64{0, int64(small.Nodes) / 5 * int64(dim) * 4} {
+				o := opt
+				o.Device = &pipeline.DeviceOptions{Budget: budget}
+				p, err := pipeline.New(context.Background(), sh, c, o)
+				if err != nil {
+					return err
+				}
+				pinned, err := cuda.AllocHost(4 * small.Nodes * dim)
+				if err != nil {
+					return err
+				}
+				check := func(b *pipeline.Batch) error {
+					if b.Feat != nil || b.Device == nil || b.Device.Rows != len(b.MFG.Input) || b.Device.Dim != dim {
+						return fmt.Errorf("batch %d: host rows %d, device rows %+v, for %d inputs", b.Index, len(b.Feat), b.Device, len(b.MFG.Input))
+					}
+					s := p.Device().Stream()
+					n := 4 * b.Device.Rows * dim
+					if err := cuda.CopyToHost(s, pinned, 0, b.Device.Ptr, n); err != nil {
+						return err
+					}
+					if err := s.Synchronize(context.Background()); err != nil {
+						return err
+					}
+					got := unsafe.Slice((*float32)(unsafe.Pointer(&pinned.Bytes()[0])), n/4)
+					if !slices.Equal(got, want[b.Index]) {
+						return fmt.Errorf("batch %d: device rows differ from the host pipeline's", b.Index)
+					}
+					return nil
+				}
+				for pass := range 2 {
+					run := p.RunEpoch
+					if pass == 1 {
+						run = p.RunSequential
+					}
+					st, err := run(context.Background(), 0, check)
+					if err != nil {
+						return err
+					}
+					d, inputs := st.Device, int64(0)
+					for _, rows := range want {
+						inputs += int64(len(rows) / dim)
+					}
+					if d.Batches != int64(st.Batches) || d.Lookups != inputs || d.RowUpload != 4*int64(dim)*d.Misses() || (budget == 0 && d.Hits != 0) {
+						return fmt.Errorf("budget %d pass %d: device stats %+v for %d batches of %d input rows", budget, pass, d, st.Batches, inputs)
+					}
+					if pass == 0 && (c == nil || c.Rank() == 0) {
+						mu.Lock()
+						uploaded[budget] = d.Uploaded()
+						mu.Unlock()
+						t.Logf("%d ranks, device cache of %d B, %s: hit ratio %.1f%%, %d B host to device; busy share sample %.0f%%, fetch %.0f%%, train %.0f%%",
+							ranks, budget, map[bool]string{true: "pipelined", false: "sequential"}[!st.Sequential], 100*d.HitRatio(), d.Uploaded(),
+							100*st.BusyShare(pipeline.Sampling), 100*st.BusyShare(pipeline.Fetching), 100*st.BusyShare(pipeline.Training))
+					}
+				}
+				pinned.Free()
+				if err := p.Close(); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var none, cached int64
+		for b, u := range uploaded {
+			if b == 0 {
+				none = u
+			} else {
+				cached = u
+			}
+		}
+		if cached >= none {
+			t.Errorf("%d ranks: a 20%% device cache moved %d B host to device, no cache %d B", ranks, cached, none)
+		}
 	}
 }

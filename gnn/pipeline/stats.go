@@ -65,6 +65,9 @@ type EpochStats struct {
 	// Cache is the feature cache's traffic this epoch; HitRatio is over
 	// lookups of remote rows.
 	Cache feature.Stats
+	// Device is the device cache's traffic this epoch (Options.Device):
+	// its hits, misses and bytes moved host to device.
+	Device feature.DeviceStats
 	// SampleTraffic and FeatureTraffic are the bytes and ids exchanged
 	// with other ranks this epoch.
 	SampleTraffic, FeatureTraffic shard.CommStats
@@ -81,6 +84,17 @@ func (e *EpochStats) String() string {
 	fmt.Fprintf(&b, "; cache hit %.1f%% (%d B saved); remote bytes sample %d feature %d",
 		100*e.Cache.HitRatio(), e.Cache.BytesSaved(), e.SampleTraffic.Bytes(), e.FeatureTraffic.Bytes())
 	return b.String()
+}
+
+// BusyShare is the share of the epoch stage s's workers spent working
+// (Busy / (Elapsed x Workers)): how close the stage is to being the
+// bottleneck. 0 for an epoch of no time.
+func (e *EpochStats) BusyShare(s Stage) float64 {
+	st := e.Stages[s]
+	if e.Elapsed <= 0 {
+		return 0
+	}
+	return float64(st.Busy) / float64(e.Elapsed) / float64(max(1, st.Workers))
 }
 
 type stageAcc struct {

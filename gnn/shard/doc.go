@@ -14,8 +14,9 @@
 //
 // # Loading
 //
-// Load opens the HDF5 file, reads the partition's assignment, builds the
-// Book, and reads only the rows the rank owns: CSR rows, feature rows and
+// Load opens the HDF5 file (LoadFrom reads from one the caller has open,
+// so that a rank opens its dataset once), reads the partition's
+// assignment, builds the Book, and reads only the rows the rank owns: CSR rows, feature rows and
 // labels, by hyperslabs over the owned runs, where runs closer than
 // LoadOptions.MaxGap rows are read as one range and the foreign rows
 // dropped (fewer, larger reads). Local index i is the i-th owned id in

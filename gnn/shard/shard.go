@@ -86,7 +86,20 @@ func Load(path, partition string, part int, opt LoadOptions) (*Shard, error) {
 		return nil, fmt.Errorf("shard: load: %w", err)
 	}
 	defer r.Close()
+	s, err := LoadFrom(r, partition, part, opt)
+	if err != nil {
+		return nil, err
+	}
+	s.stats.Elapsed = time.Since(start) // the open included
+	return s, nil
+}
+
+// LoadFrom is Load from a file the caller has open (a rank that opens its
+// dataset once and reads everything it needs from it). It leaves r open.
+func LoadFrom(r *hdf5io.Reader, partition string, part int, opt LoadOptions) (*Shard, error) {
+	start := time.Now()
 	sum := r.Summary()
+	path := sum.Path
 	// A partition group that is there but broken (num_parts missing or
 	// out of range, assign of the wrong length) gives its own error, not
 	// "not found".

@@ -19,9 +19,11 @@
 //
 // # One rank's run
 //
-//  1. Load the rank's part: shard.Load of Options.Partition, part r for
-//     rank r (feature rows, labels, local CSR rows), or with one rank and
-//     no partition the whole graph. For SP-GNN the position and structure
+//  1. Load the rank's part: shard.LoadFrom of Options.Partition, part r
+//     for rank r (feature rows, labels, local CSR rows), or with one rank
+//     and no partition the whole graph, and the rank's nodes of the valid
+//     and test splits. The rank opens the data file once for all of it
+//     (NewJob has its own open, for the summary). For SP-GNN the position and structure
 //     encodings are appended to the feature rows, so they are fetched and
 //     cached with them.
 //  2. Split a communicator for the gradients off the launched one (the

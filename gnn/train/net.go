@@ -110,12 +110,8 @@ type Encoding struct {
 // below encode.DefaultMinGain does not enter the layers (the structure
 // encoding is then not even loaded; the position encoding still weights
 // the neighbours). "all" keeps both.
-func spgnnExtra(path, fuse string) (*spgnnFusion, error) {
-	r, err := hdf5io.OpenGraph(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+func spgnnExtra(r *hdf5io.Reader, fuse string) (*spgnnFusion, error) {
+	path := r.Summary().Path
 	out := &spgnnFusion{posInput: true}
 	for _, name := range []string{posEncPath, structEncPath} {
 		c, err := r.NodeColumns(name)
@@ -183,14 +179,9 @@ func newSPNet(ctx context.Context, c *collective.Comm, s *shard.Shard, posDim, e
 	return n, nil
 }
 
-// appendExtra appends the columns of the datasets names to g's feature
-// rows (the one-rank path, which reads the whole graph).
-func appendExtra(path string, g *hdf5io.Graph, names []string, cols []int) error {
-	r, err := hdf5io.OpenGraph(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+// appendExtra appends the columns of the datasets names, read from r,
+// to g's feature rows (the one-rank path, which reads the whole graph).
+func appendExtra(r *hdf5io.Reader, g *hdf5io.Graph, names []string, cols []int) error {
 	n := g.NumNodes
 	d := g.FeatDim
 	if g.Feat == nil {

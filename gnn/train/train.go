@@ -30,6 +30,11 @@ type Job struct {
 	budget               int64        // the cache budget in bytes, before label columns
 }
 
+// openGraph opens the data file: NewJob once, and each rank's Run once,
+// which hands the reader down to everything the rank reads. Tests count
+// the opens through it.
+var openGraph = hdf5io.OpenGraph
+
 // NewJob checks o (errors naming an option are *OptionError) and reads
 // the data file's summary and, for SP-GNN, which encodings to train on.
 func NewJob(o Options) (*Job, error) {
@@ -39,13 +44,15 @@ func NewJob(o Options) (*Job, error) {
 	}
 	j := &Job{o: o, fanouts: reversed(o.Fanouts), evalFanouts: reversed(o.EvalFanouts)}
 	j.o.Fanouts, j.o.EvalFanouts = slices.Clone(o.Fanouts), slices.Clone(o.EvalFanouts)
-	sum, err := hdf5io.Stat(o.Data)
+	r, err := openGraph(o.Data)
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
+	sum := r.Summary()
 	j.sum = sum
 	if o.Model == "spgnn" {
-		if j.fusion, err = spgnnExtra(o.Data, o.Fuse); err != nil {
+		if j.fusion, err = spgnnExtra(r, o.Fuse); err != nil {
 			return nil, err
 		}
 	}
@@ -134,7 +141,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	o := &j.o
 	rank, size := c.Rank(), c.Size()
 	local := max(1, c.Launch().LocalRanks)
-	sh, err := j.loadShard(size, rank)
+	sh, evalSets, err := j.load(size, rank)
 	if err != nil {
 		return nil, err
 	}
@@ -196,10 +203,6 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	w, _ := m.params()
 	adam := nn.NewAdam(float32(o.LR))
 	adam.Init(len(w))
-	evalSets, err := evalSeeds(o.Data, sh)
-	if err != nil {
-		return nil, err
-	}
 	tr := &trainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
 	res := &Result{Setup: Setup{Nodes: j.sum.NumNodes, Ranks: size, Classes: classes, Cache: opt.Cache}}
 	if j.fusion != nil {
@@ -253,32 +256,47 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	return res, nil
 }
 
-// loadShard reads this rank's part. With one rank and no partition the
-// whole graph is the part.
-func (j *Job) loadShard(size, rank int) (*shard.Shard, error) {
+// load opens the data file once and reads all the rank needs from it:
+// its part of the graph and its nodes of the valid and test splits.
+func (j *Job) load(size, rank int) (*shard.Shard, [][]int64, error) {
+	r, err := openGraph(j.o.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	sh, err := j.loadShard(r, size, rank)
+	if err != nil {
+		return nil, nil, err
+	}
+	evalSets, err := evalSeeds(r, sh)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sh, evalSets, nil
+}
+
+// loadShard reads this rank's part from r. With one rank and no
+// partition the whole graph is the part.
+func (j *Job) loadShard(r *hdf5io.Reader, size, rank int) (*shard.Shard, error) {
 	o := &j.o
 	if o.Partition != "" {
 		// A rank count that does not match the parts is the cause of
 		// everything that would fail after it: every rank says so first.
-		sum, err := hdf5io.Stat(o.Data)
-		if err != nil {
-			return nil, err
-		}
-		if p, ok := sum.Partitions[o.Partition]; ok && p.NumParts != size {
+		if p, ok := r.Summary().Partitions[o.Partition]; ok && p.NumParts != size {
 			return nil, optionError("Partition", o.Partition, "has %d parts but %d ranks run: one part per rank (weft partition -k %d --name NAME %s makes one for %d ranks)",
 				p.NumParts, size, size, o.Data, size)
 		}
-		return shard.Load(o.Data, o.Partition, rank, shard.LoadOptions{Extra: j.extraNames()})
+		return shard.LoadFrom(r, o.Partition, rank, shard.LoadOptions{Extra: j.extraNames()})
 	}
 	if size > 1 {
 		return nil, optionError("Partition", nil, "%d ranks need one (made by weft partition -k %d %s)", size, size, o.Data)
 	}
-	g, err := hdf5io.ReadGraph(o.Data)
+	g, err := r.Graph()
 	if err != nil {
 		return nil, err
 	}
 	if j.fusion != nil {
-		if err := appendExtra(o.Data, g, j.fusion.names, j.fusion.cols); err != nil {
+		if err := appendExtra(r, g, j.fusion.names, j.fusion.cols); err != nil {
 			return nil, err
 		}
 	}
@@ -319,12 +337,7 @@ func numClasses(ctx context.Context, c *collective.Comm, s *shard.Shard, sum *hd
 }
 
 // evalSeeds returns the rank's own nodes of the valid and test splits.
-func evalSeeds(path string, s *shard.Shard) ([][]int64, error) {
-	r, err := hdf5io.OpenGraph(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+func evalSeeds(r *hdf5io.Reader, s *shard.Shard) ([][]int64, error) {
 	out := make([][]int64, 2)
 	for i, name := range []string{"valid", "test"} {
 		ids, err := r.Split(name)

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,7 +280,7 @@ func TestFusion(t *testing.T) {
 		{"auto", []string{posEncPath, structEncPath}, false, []float64{-0.2, encode.DefaultMinGain}},
 		{"all", []string{posEncPath, structEncPath}, true, []float64{nan, nan}},
 	} {
-		f, err := spgnnExtra(data, tc.fuse)
+		f, err := extraOf(t, data, tc.fuse)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,16 +298,88 @@ func TestFusion(t *testing.T) {
 
 	data, csr = sbmFile(t, graph.SBMOptions{Nodes: 500, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8})
 	writeEncodings(t, data, csr, []float64{0.3, -0.1})
-	f, err := spgnnExtra(data, "auto")
+	f, err := extraOf(t, data, "auto")
 	if err != nil || !slices.Equal(f.names, []string{posEncPath}) || !f.posInput {
 		t.Errorf("gains +0.3, -0.1: %+v, %v", f, err)
 	}
 
 	data, csr = sbmFile(t, graph.SBMOptions{Nodes: 500, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8})
 	writeEncodings(t, data, csr, nil)
-	f, err = spgnnExtra(data, "auto")
+	f, err = extraOf(t, data, "auto")
 	if err != nil || !slices.Equal(f.names, []string{posEncPath, structEncPath}) || !f.posInput || !math.IsNaN(f.encodings[0].Gain) {
 		t.Errorf("no gains: %+v, %v", f, err)
+	}
+}
+
+// extraOf is spgnnExtra of the file at path.
+func extraOf(t *testing.T, path, fuse string) (*spgnnFusion, error) {
+	t.Helper()
+	r, err := hdf5io.OpenGraph(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return spgnnExtra(r, fuse)
+}
+
+// TestOpensOnce: NewJob opens the data file once, and each rank's Run
+// once more, whatever it reads (partition, features, encodings, splits):
+// one rank on the whole graph and two ranks on a partition, GraphSAGE
+// and SP-GNN. The runs still train. The package's code calls no opener
+// but openGraph, which the test counts.
+func TestOpensOnce(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openers := map[string]bool{"hdf5io.OpenGraph": true, "hdf5io.Stat": true, "hdf5io.ReadGraph": true, "shard.Load": true}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && openers[x.Name+"."+sel.Sel.Name] {
+							t.Errorf("%s: calls %s.%s: open the data file through openGraph, once per rank", fset.Position(call.Pos()), x.Name, sel.Sel.Name)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+
+	data, csr := sbmFile(t, graph.SBMOptions{Nodes: 500, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8})
+	writeEncodings(t, data, csr, nil)
+	var opens atomic.Int64
+	defer func(f func(string) (*hdf5io.Reader, error)) { openGraph = f }(openGraph)
+	openGraph = func(path string) (*hdf5io.Reader, error) {
+		opens.Add(1)
+		return hdf5io.OpenGraph(path)
+	}
+	base := Options{Data: data, Fanouts: []int{5, 5}, Batch: 128, Epochs: 1, Hidden: 8, Seed: 1}
+	for _, tc := range []struct {
+		name  string
+		ranks int
+		set   func(o *Options)
+	}{
+		{"one rank", 1, func(o *Options) {}},
+		{"two ranks", 2, func(o *Options) { o.Partition = "random" }},
+		{"spgnn one rank", 1, func(o *Options) { o.Model = "spgnn" }},
+		{"spgnn two ranks", 2, func(o *Options) { o.Partition, o.Model = "random", "spgnn" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base
+			tc.set(&o)
+			opens.Store(0)
+			res := run(t, o, tc.ranks)
+			if got, want := opens.Load(), int64(1+tc.ranks); got != want {
+				t.Errorf("%d opens of the data file, want %d (NewJob and one per rank)", got, want)
+			}
+			if len(res[0].Epochs) != 1 || math.IsNaN(res[0].Epochs[0].Test) {
+				t.Errorf("result %+v", res[0].Epochs)
+			}
+		})
 	}
 }
 
