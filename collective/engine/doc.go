@@ -69,7 +69,9 @@
 //     allgather and reduce-scatter, pairwise all-to-all, dissemination
 //     barrier, linear gather and scatter, chain scan, and hier.go's
 //     hierarchical allreduce, broadcast and allgather for ranks that span
-//     hosts. docs/ALGORITHMS.md gives each one's cost and when it is
+//     hosts, and the rank-ordered reduce for reductions that do not
+//     commute (reduce_ordered.go, which says which algorithms keep rank
+//     order). docs/ALGORITHMS.md gives each one's cost and when it is
 //     chosen.
 //
 // # Concurrency
