@@ -323,8 +323,8 @@ func (c *Comm) checkOp(k driver.Kind, o Op, dt DType) error {
 	if !o.Valid() {
 		return c.invalid(k, "unknown reduction %d", o)
 	}
-	if o == Avg && !dt.IsFloat() {
-		return c.invalid(k, "avg needs a floating type, got %v", dt)
+	if !o.Accepts(dt) {
+		return c.invalid(k, "reduction %v does not take type %v", o, dt)
 	}
 	return nil
 }

@@ -50,9 +50,20 @@
 //
 // Buffers are typed views of Go slices (Buf), raw bytes (Raw) or device
 // memory (DeviceBuf): float32, float64, float16 (F16), bfloat16 (BF16),
-// int32, int64, uint8. Reductions are Sum, Prod, Min, Max and Avg (floating
-// types). Halves are reduced in float32 and rounded back after each step,
-// as NCCL does. Results are the same bits on every rank.
+// the signed and unsigned integers of 8, 16, 32 and 64 bits (Go's int and
+// uint among them), complex64, complex128, and the value-and-index pairs
+// Pair[float32], Pair[float64], Pair[int32], Pair[int64] (MPI's
+// MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_2INT, MPI_LONG_INT). Every collective
+// and point-to-point call takes every type. Reductions are Sum and Prod
+// (every type but the pairs), Min and Max (integers and real floats), Avg
+// (floating types, real and complex), the logical LAnd, LOr, LXor and the
+// bitwise BAnd, BOr, BXor (integers), MinLoc and MaxLoc (the pairs; the
+// lower index among equal values), and user-defined ones (NewOp, over a
+// Go function, commutative or applied in rank order). A reduction on a
+// type it does not take (Op.Accepts) fails with ErrInvalid naming both.
+// Halves are reduced in float32 and rounded back after each step, as NCCL
+// does. Results are the same bits on every rank. docs/MPI.md maps the
+// types and reductions to MPI's.
 //
 // # Device memory
 //

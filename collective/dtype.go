@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"strconv"
 	"unsafe"
 
 	"github.com/weft-hpc/weft/collective/driver"
@@ -10,23 +11,38 @@ import (
 )
 
 // DType is the element type of a buffer: float32, float64, float16
-// (F16), bfloat16 (BF16), int32, int64, uint8. The numbering is part of
-// the wire format and of the C ABI of the native backends.
+// (F16), bfloat16 (BF16), the signed and unsigned integers of 8, 16, 32
+// and 64 bits, complex64, complex128, and the value-and-index pairs of
+// MinLoc and MaxLoc (Pair). The numbering is part of the wire format and
+// of the C ABI of the native backends.
 type DType = driver.DType
 
-// The element types.
+// The element types. Go's int and uint are Int64 and Uint64 (Int32 and
+// Uint32 where they have 32 bits).
 const (
-	Float32  = driver.Float32
-	Float64  = driver.Float64
-	Float16  = driver.Float16
-	BFloat16 = driver.BFloat16
-	Int32    = driver.Int32
-	Int64    = driver.Int64
-	Uint8    = driver.Uint8
+	Float32    = driver.Float32
+	Float64    = driver.Float64
+	Float16    = driver.Float16
+	BFloat16   = driver.BFloat16
+	Int32      = driver.Int32
+	Int64      = driver.Int64
+	Uint8      = driver.Uint8
+	Int8       = driver.Int8
+	Int16      = driver.Int16
+	Uint16     = driver.Uint16
+	Uint32     = driver.Uint32
+	Uint64     = driver.Uint64
+	Complex64  = driver.Complex64
+	Complex128 = driver.Complex128
+	Float32Int = driver.Float32Int // Pair[float32]: MPI_FLOAT_INT
+	Float64Int = driver.Float64Int // Pair[float64]: MPI_DOUBLE_INT
+	Int32Int   = driver.Int32Int   // Pair[int32]: MPI_2INT
+	Int64Int   = driver.Int64Int   // Pair[int64]: MPI_LONG_INT
 )
 
 // DTypes lists every supported element type.
-var DTypes = []DType{Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8}
+var DTypes = []DType{Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8,
+	Int8, Int16, Uint16, Uint32, Uint64, Complex64, Complex128, Float32Int, Float64Int, Int32Int, Int64Int}
 
 // ParseDType parses a type name as printed by String ("float32", "bf16"
 // and the nccl-tests short names "float", "double", "half", "int", "uint8"
@@ -48,7 +64,12 @@ func ParseDType(s string) (DType, error) {
 	case "uint8", "byte":
 		return Uint8, nil
 	}
-	return 0, fmt.Errorf("collective: unknown data type %q (want float32, float64, float16, bfloat16, int32, int64 or uint8)", s)
+	for _, d := range DTypes {
+		if d.String() == s {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("collective: unknown data type %q (want one of %v)", s, DTypes)
 }
 
 // F16 is an IEEE 754 binary16 value stored as its bits: the Go element
@@ -71,9 +92,22 @@ func BF16From(f float32) BF16 { return BF16(half.F32ToBF16(f)) }
 // Float32 converts b exactly to float32.
 func (b BF16) Float32() float32 { return half.BF16ToF32(uint16(b)) }
 
+// Pair is a value and an index, the element of MinLoc and MaxLoc: the
+// Go twin of MPI's pair types, with their C layout, so a Buf of pairs
+// moves to and from MPI unchanged. Pair[float32] is Float32Int
+// (MPI_FLOAT_INT), Pair[float64] Float64Int (MPI_DOUBLE_INT), Pair[int32]
+// Int32Int (MPI_2INT), Pair[int64] Int64Int (MPI_LONG_INT). Index is
+// usually the rank or a position in the rank's data; MinLoc keeps the
+// smallest Value with its Index, the lowest Index among equal Values.
+type Pair[T float32 | float64 | int32 | int64] struct {
+	Value T
+	Index int32
+}
+
 // Element is the set of Go element types a Buffer can be made from.
 type Element interface {
-	float32 | float64 | F16 | BF16 | int32 | int64 | uint8
+	float32 | float64 | F16 | BF16 | int8 | int16 | int32 | int64 | int | uint8 | uint16 | uint32 | uint64 | uint |
+		complex64 | complex128 | Pair[float32] | Pair[float64] | Pair[int32] | Pair[int64]
 }
 
 // DTypeOf returns the DType of the Go type T.
@@ -88,12 +122,44 @@ func DTypeOf[T Element]() DType {
 		return Float16
 	case BF16:
 		return BFloat16
+	case int8:
+		return Int8
+	case int16:
+		return Int16
 	case int32:
 		return Int32
 	case int64:
 		return Int64
-	default:
+	case int:
+		if strconv.IntSize == 32 {
+			return Int32
+		}
+		return Int64
+	case uint8:
 		return Uint8
+	case uint16:
+		return Uint16
+	case uint32:
+		return Uint32
+	case uint64:
+		return Uint64
+	case uint:
+		if strconv.IntSize == 32 {
+			return Uint32
+		}
+		return Uint64
+	case complex64:
+		return Complex64
+	case complex128:
+		return Complex128
+	case Pair[float32]:
+		return Float32Int
+	case Pair[float64]:
+		return Float64Int
+	case Pair[int32]:
+		return Int32Int
+	default:
+		return Int64Int
 	}
 }
 

@@ -192,3 +192,73 @@ func ExampleComm_IAllReduce_overlap() {
 	fmt.Println(out[0], out[1])
 	// Output: [1.5 3 4.5 6 7.5 9] [1.5 3 4.5 6 7.5 9]
 }
+
+// MinLoc finds the smallest value across ranks and where it is, as
+// MPI_MINLOC over MPI_DOUBLE_INT does; on a tie the lower index wins.
+func ExamplePair() {
+	comms, err := collective.NewLocal(3)
+	if err != nil {
+		panic(err)
+	}
+	vals := []float64{2.5, 0.5, 0.5} // rank r's value
+	var res collective.Pair[float64]
+	var wg sync.WaitGroup
+	for _, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			x := []collective.Pair[float64]{{Value: vals[c.Rank()], Index: int32(c.Rank())}}
+			if err := c.AllReduce(context.Background(), collective.Buf(x), collective.Buf(x), collective.MinLoc); err != nil {
+				panic(err)
+			}
+			if c.Rank() == 0 {
+				res = x[0]
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("min %v on rank %d\n", res.Value, res.Index)
+	// Output: min 0.5 on rank 1
+}
+
+// A user-defined reduction that does not commute: composing the maps
+// t -> a*t + b of the ranks in rank order, as MPI_Op_create with
+// commute = 0 would.
+func ExampleNewOp() {
+	compose, err := collective.NewOp("compose", false, func(in, inout []collective.Pair[int64]) {
+		// in then inout: t -> inout.a*(in.a*t + in.b) + inout.b, with a in
+		// Value and b in Index.
+		for i, f := range in {
+			g := inout[i]
+			inout[i] = collective.Pair[int64]{Value: f.Value * g.Value, Index: int32(int64(f.Index)*g.Value) + g.Index}
+		}
+	})
+	if err != nil {
+		panic(err)
+	}
+	comms, err := collective.NewLocal(3)
+	if err != nil {
+		panic(err)
+	}
+	maps := []collective.Pair[int64]{{Value: 2, Index: 1}, {Value: 3, Index: 0}, {Value: 1, Index: 5}} // 2t+1, 3t, t+5
+	var res collective.Pair[int64]
+	var wg sync.WaitGroup
+	for _, c := range comms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			x := []collective.Pair[int64]{maps[c.Rank()]}
+			if err := c.AllReduce(context.Background(), collective.Buf(x), collective.Buf(x), compose); err != nil {
+				panic(err)
+			}
+			if c.Rank() == 0 {
+				res = x[0]
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("t -> %d*t + %d\n", res.Value, res.Index) // ((2t+1)*3)+5
+	// Output: t -> 6*t + 8
+}

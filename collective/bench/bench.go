@@ -118,8 +118,8 @@ func (cfg *Config) validate(n int) error {
 		return fmt.Errorf("bench: step factor %d", cfg.StepFactor)
 	case cfg.Root < 0 || cfg.Root >= n:
 		return fmt.Errorf("bench: root %d outside [0, %d)", cfg.Root, n)
-	case cfg.RedOp == collective.Avg && !cfg.DType.IsFloat():
-		return fmt.Errorf("bench: avg needs a floating type, not %v", cfg.DType)
+	case (cfg.Op == "allreduce" || cfg.Op == "reduce" || cfg.Op == "reducescatter") && !cfg.RedOp.Accepts(cfg.DType):
+		return fmt.Errorf("bench: reduction %v does not take type %v", cfg.RedOp, cfg.DType)
 	case cfg.Iters < 0 || cfg.Warmup < 0:
 		return fmt.Errorf("bench: negative iteration count")
 	}

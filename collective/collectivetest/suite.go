@@ -66,8 +66,11 @@ func Cases(n int, o Options) []Case {
 		return out
 	}
 	for _, dt := range collective.DTypes {
+		if !core(dt) {
+			continue // extraCases
+		}
 		for _, op := range collective.Ops {
-			if op == collective.Avg && !dt.IsFloat() {
+			if !core(dt) || !coreOp(op) || !op.Accepts(dt) {
 				continue
 			}
 			for _, cnt := range counts(dt) {
@@ -115,6 +118,9 @@ func Cases(n int, o Options) []Case {
 				}
 			}
 		}
+	}
+	for _, c := range extraCases(n) {
+		cs = append(cs, c)
 	}
 	add("gather/inplace", gatherInPlaceCase)
 	for _, c := range p2pCases(big) {
@@ -204,16 +210,21 @@ func value(dt collective.DType, op collective.Op, r, i int) float64 {
 	h ^= h >> 13
 	h *= 0x5bd1e995
 	h ^= h >> 15
-	switch op {
-	case collective.Prod:
+	unsigned := dt.IsInteger() && !dt.IsSigned()
+	switch {
+	case op == collective.Prod || op.User() != nil:
 		return [...]float64{1, -1, 2, 1, 1}[h%5]
-	case collective.Min, collective.Max:
-		if dt == collective.Uint8 {
+	case op == collective.Min || op == collective.Max:
+		if unsigned {
 			return float64(h % 250)
 		}
 		return float64(int(h%201) - 100)
+	case op == collective.MinLoc || op == collective.MaxLoc:
+		return float64(int(h%5) - 2) // many ties, settled by the index
+	case op == collective.LAnd || op == collective.LOr || op == collective.LXor:
+		return float64(h % 3) // zeros among the trues
 	default:
-		if dt == collective.Uint8 {
+		if unsigned {
 			return float64(h % 4)
 		}
 		return float64(int(h%7) - 3)
@@ -238,11 +249,42 @@ func encode(dt collective.DType, vals []float64) []byte {
 			binary.LittleEndian.PutUint32(p, uint32(int32(v)))
 		case collective.Int64:
 			binary.LittleEndian.PutUint64(p, uint64(int64(v)))
-		case collective.Uint8:
+		case collective.Uint8, collective.Int8:
 			p[0] = uint8(int64(v))
+		case collective.Int16, collective.Uint16:
+			binary.LittleEndian.PutUint16(p, uint16(int64(v)))
+		case collective.Uint32:
+			binary.LittleEndian.PutUint32(p, uint32(int64(v)))
+		case collective.Uint64:
+			binary.LittleEndian.PutUint64(p, uint64(int64(v)))
+		case collective.Complex64: // imaginary part v-1: small integers again
+			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(v)))
+			binary.LittleEndian.PutUint32(p[4:], math.Float32bits(float32(v-1)))
+		case collective.Complex128:
+			binary.LittleEndian.PutUint64(p, math.Float64bits(v))
+			binary.LittleEndian.PutUint64(p[8:], math.Float64bits(v-1))
+		case collective.Float32Int: // the index: setIndex
+			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(v)))
+		case collective.Float64Int:
+			binary.LittleEndian.PutUint64(p, math.Float64bits(v))
+		case collective.Int32Int:
+			binary.LittleEndian.PutUint32(p, uint32(int32(v)))
+		case collective.Int64Int:
+			binary.LittleEndian.PutUint64(p, uint64(int64(v)))
 		}
 	}
 	return b
+}
+
+// setIndex gives the pairs of rank r's input their indices: spread over
+// the ranks in no particular order, so that ties between ranks have a
+// lower index to find.
+func setIndex(dt collective.DType, b []byte, r, off int) {
+	es := dt.Size()
+	for i := 0; i < len(b)/es; i++ {
+		idx := uint32(((r+3)*7919 + (off+i)*31) % 1000)
+		binary.LittleEndian.PutUint32(b[i*es+es/2:], idx)
+	}
 }
 
 func decode(dt collective.DType, b []byte, i int) float64 {
@@ -258,8 +300,24 @@ func decode(dt collective.DType, b []byte, i int) float64 {
 		return float64(half.BF16ToF32(binary.LittleEndian.Uint16(p)))
 	case collective.Int32:
 		return float64(int32(binary.LittleEndian.Uint32(p)))
-	case collective.Int64:
+	case collective.Int64, collective.Int64Int:
 		return float64(int64(binary.LittleEndian.Uint64(p)))
+	case collective.Int8:
+		return float64(int8(p[0]))
+	case collective.Int16:
+		return float64(int16(binary.LittleEndian.Uint16(p)))
+	case collective.Uint16:
+		return float64(binary.LittleEndian.Uint16(p))
+	case collective.Uint32:
+		return float64(binary.LittleEndian.Uint32(p))
+	case collective.Uint64:
+		return float64(binary.LittleEndian.Uint64(p))
+	case collective.Complex64, collective.Float32Int: // the real part, the value
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(p)))
+	case collective.Complex128, collective.Float64Int:
+		return math.Float64frombits(binary.LittleEndian.Uint64(p))
+	case collective.Int32Int:
+		return float64(int32(binary.LittleEndian.Uint32(p)))
 	}
 	return float64(p[0])
 }
@@ -315,7 +373,11 @@ func input(dt collective.DType, op collective.Op, r, off, cnt int) []byte {
 		for i := range v {
 			v[i] = value(dt, op, r, off+i)
 		}
-		return encode(dt, v)
+		b := encode(dt, v)
+		if dt.IsPair() {
+			setIndex(dt, b, r, off)
+		}
+		return b
 	})
 }
 
@@ -338,8 +400,15 @@ func compare(dt collective.DType, got, want []byte) error {
 		return wrong("result has %d bytes, want %d", len(got), len(want))
 	}
 	es := dt.Size()
+	used := es
+	if dt == collective.Float64Int || dt == collective.Int64Int {
+		used = 12 // then 4 bytes of padding, which MPI need not move
+	}
 	for i := 0; i < len(got); i += es {
-		for k := 0; k < es; k++ {
+		if dt.IsComplex() && sameComplex(dt, got[i:i+es], want[i:i+es]) {
+			continue
+		}
+		for k := 0; k < used; k++ {
 			if got[i+k] != want[i+k] {
 				return wrong("element %d = %v, want %v (of %d)", i/es, decode(dt, got, i/es), decode(dt, want, i/es), len(got)/es)
 			}
@@ -664,4 +733,101 @@ func splitCase(ctx context.Context, c *collective.Comm) error {
 		return wrong("sub-communicator allreduce = %v, want [%d %d]", x, want, len(members))
 	}
 	return sub.Close()
+}
+
+// core reports whether dt is one of the types the suite has always run in
+// full; the others (narrow and unsigned integers, complex numbers, pairs)
+// run the smaller extraCases, as do the reductions coreOp leaves out.
+func core(dt collective.DType) bool { return dt <= collective.Uint8 }
+
+func coreOp(op collective.Op) bool { return op <= collective.Avg }
+
+// Two user-defined reductions, made in the same order in every process
+// that imports the suite (as collective.NewOp requires). affine composes
+// maps t -> a*t + b held as complex(a, b), x op y = y after x: associative
+// but not commutative, so only a rank-ordered reduction gets it right.
+// absMax is a commutative one.
+var (
+	affineOp = mustOp(collective.NewOp("affine", false, func(in, inout []complex128) {
+		for i, x := range in {
+			y := inout[i]
+			inout[i] = complex(real(x)*real(y), imag(x)*real(y)+imag(y))
+		}
+	}))
+	absMaxOp = mustOp(collective.NewOp("absmax", true, func(in, inout []int32) {
+		for i, x := range in {
+			inout[i] = max(abs(x), abs(inout[i]))
+		}
+	}))
+)
+
+func abs(x int32) int32 { return max(x, -x) }
+
+func mustOp(op collective.Op, err error) collective.Op {
+	if err != nil {
+		panic(err)
+	}
+	return op
+}
+
+// extraCases are the cases of the element types and reductions beyond
+// core and coreOp: every reduction on every type it accepts (the user
+// ones included) through allreduce (1001 elements, and 7 in place),
+// reduce-scatter and reduce to the last rank (the user ones through the
+// scans too), and each extra type through the moving collectives once.
+// They are small: the kernels are checked on every length and alignment
+// in internal/reduce; here each backend's mapping of each (type,
+// reduction) is.
+func extraCases(n int) []Case {
+	var cs []Case
+	add := func(name string, f func(ctx context.Context, c *collective.Comm) error) {
+		cs = append(cs, Case{Name: name, Run: f})
+	}
+	ops := append(append([]collective.Op(nil), collective.Ops...), affineOp, absMaxOp)
+	for _, dt := range collective.DTypes {
+		for _, op := range ops {
+			if !op.Accepts(dt) || core(dt) && coreOp(op) {
+				continue
+			}
+			add(fmt.Sprintf("allreduce/%v/%v/count=1001", dt, op), allReduceCase(dt, op, 1001, false))
+			add(fmt.Sprintf("allreduce/%v/%v/count=7/inplace=true", dt, op), allReduceCase(dt, op, 7, true))
+			add(fmt.Sprintf("reducescatter/%v/%v/count=3", dt, op), reduceScatterCase(dt, op, 3))
+			add(fmt.Sprintf("reduce/%v/%v/count=7/root=%d", dt, op, n-1), reduceCase(dt, op, 7, n-1))
+			if op.User() != nil {
+				add(fmt.Sprintf("scan/%v/%v/count=7", dt, op), scanCase(dt, op, 7, false))
+				add(fmt.Sprintf("scan/%v/%v/count=7/exclusive=true", dt, op), scanCase(dt, op, 7, true))
+			}
+		}
+		if core(dt) {
+			continue
+		}
+		add(fmt.Sprintf("broadcast/%v/count=1001/root=%d", dt, n/2), broadcastCase(dt, 1001, n/2))
+		add(fmt.Sprintf("allgatherv/%v/count~7", dt), allGatherCase(dt, 7, true))
+		add(fmt.Sprintf("alltoallv/%v/count~7", dt), allToAllCase(dt, 7, true))
+		add(fmt.Sprintf("gather/%v/count~7/root=%d/v=true", dt, n-1), gatherCase(dt, 7, n-1, true))
+		add(fmt.Sprintf("scatter/%v/count~7/root=0/v=true", dt), scatterCase(dt, 7, 0, true))
+	}
+	return cs
+}
+
+// sameComplex compares two complex numbers part by part as numbers: their
+// products are exact here, but which zero (+0 or -0) a part that cancels
+// ends with depends on the order of the reduction, as in any IEEE
+// arithmetic.
+func sameComplex(dt collective.DType, x, y []byte) bool {
+	h := dt.Size() / 2
+	for p := 0; p < 2; p++ {
+		var a, b float64
+		if h == 4 {
+			a = float64(math.Float32frombits(binary.LittleEndian.Uint32(x[p*4:])))
+			b = float64(math.Float32frombits(binary.LittleEndian.Uint32(y[p*4:])))
+		} else {
+			a = math.Float64frombits(binary.LittleEndian.Uint64(x[p*8:]))
+			b = math.Float64frombits(binary.LittleEndian.Uint64(y[p*8:]))
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
 }

@@ -16,10 +16,25 @@ const (
 	Int32    = dtype.Int32    // two's complement, wraps on overflow
 	Int64    = dtype.Int64    // two's complement, wraps on overflow
 	Uint8    = dtype.Uint8    // wraps on overflow
+
+	Int8       = dtype.Int8
+	Int16      = dtype.Int16
+	Uint16     = dtype.Uint16
+	Uint32     = dtype.Uint32
+	Uint64     = dtype.Uint64
+	Complex64  = dtype.Complex64
+	Complex128 = dtype.Complex128
+	Float32Int = dtype.Float32Int // {float32, int32}: MPI_FLOAT_INT
+	Float64Int = dtype.Float64Int // {float64, int32}: MPI_DOUBLE_INT
+	Int32Int   = dtype.Int32Int   // {int32, int32}: MPI_2INT
+	Int64Int   = dtype.Int64Int   // {int64, int32}: MPI_LONG_INT
 )
 
 // Op is an elementwise reduction. The zero value is Sum. The numbering is
-// part of the wire format and of the C ABI.
+// part of the wire format and of the C ABI. Op.Accepts says which types a
+// reduction takes, Op.Commutative whether it may combine contributions in
+// any order (a driver must apply one that is not in rank order), Op.User
+// gives a user-defined reduction's function.
 type Op = dtype.Op
 
 // The reductions.
@@ -29,4 +44,16 @@ const (
 	Min  = dtype.Min
 	Max  = dtype.Max
 	Avg  = dtype.Avg // Sum divided by the number of ranks; floating types only
+
+	LAnd   = dtype.LAnd
+	LOr    = dtype.LOr
+	LXor   = dtype.LXor
+	BAnd   = dtype.BAnd
+	BOr    = dtype.BOr
+	BXor   = dtype.BXor
+	MinLoc = dtype.MinLoc
+	MaxLoc = dtype.MaxLoc
+
+	// FirstUserOp is the number of the first user-defined reduction.
+	FirstUserOp = dtype.FirstUserOp
 )

@@ -40,11 +40,13 @@ var algorithms map[driver.Kind][]*algorithm
 func algorithmTable() map[driver.Kind][]*algorithm {
 	return map[driver.Kind][]*algorithm{
 		driver.AllReduce: {
-			{name: "hier", id: 16, can: spansHosts, run: allreduceHier},
-			{name: "shm", id: 25, can: shmGroupRuns, run: allreduceShm},
-			{name: "rd", id: 1, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallAllReduce }, run: allreduceRD},
-			{name: "rabenseifner", id: 26, can: func(c *conn, a *driver.Call) bool { return isPow2(c.size) && a.Count >= c.size }, prefer: func(c *conn, a *driver.Call) bool { return c.size >= 4 }, run: allreduceRH},
-			{name: "ring", id: 2, run: allreduceRing},
+			{name: "hier", id: 16, can: canBoth(spansHosts, commutesOnly), run: allreduceHier},
+			{name: "shm", id: 25, can: canBoth(shmGroupRuns, commutesOnly), run: allreduceShm},
+			{name: "rd", id: 1, prefer: func(c *conn, a *driver.Call) bool {
+				return a.Count*a.DType.Size() <= smallAllReduce || !a.Op.Commutative() && !rhFits(c, a)
+			}, run: allreduceRD},
+			{name: "rabenseifner", id: 26, can: func(c *conn, a *driver.Call) bool { return isPow2(c.size) && a.Count >= c.size }, prefer: rhFits, run: allreduceRH},
+			{name: "ring", id: 2, can: commutesOnly, run: allreduceRing},
 		},
 		driver.Broadcast: {
 			{name: "hier", id: 17, can: spansHosts, run: broadcastHier},
@@ -52,8 +54,9 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 			{name: "chain", id: 4, run: broadcastChain},
 		},
 		driver.Reduce: {
-			{name: "tree", id: 5, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallReduce }, run: reduceTree},
-			{name: "chain", id: 6, run: reduceChain},
+			{name: "ordered", id: 27, can: func(c *conn, a *driver.Call) bool { return !a.Op.Commutative() }, run: reduceOrdered},
+			{name: "tree", id: 5, can: commutesOnly, prefer: func(c *conn, a *driver.Call) bool { return a.Count*a.DType.Size() <= smallReduce }, run: reduceTree},
+			{name: "chain", id: 6, can: commutesOnly, run: reduceChain},
 		},
 		driver.AllGather: {
 			{name: "hier", id: 18, can: spansHosts, run: allgatherHier},
@@ -64,8 +67,10 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 			{name: "ring", id: 9, run: allgatherRing},
 		},
 		driver.ReduceScatter: {
-			{name: "rd", id: 10, prefer: func(c *conn, a *driver.Call) bool { return a.Count*c.size*a.DType.Size() <= smallAllReduce }, run: reducescatterRD},
-			{name: "ring", id: 11, run: reducescatterRing},
+			{name: "rd", id: 10, prefer: func(c *conn, a *driver.Call) bool {
+				return a.Count*c.size*a.DType.Size() <= smallAllReduce || !a.Op.Commutative()
+			}, run: reducescatterRD},
+			{name: "ring", id: 11, can: commutesOnly, run: reducescatterRing},
 		},
 		driver.AllToAll: {
 			{name: "pairwise", id: 12, run: alltoallPairwise},
@@ -104,6 +109,16 @@ func init() {
 }
 
 func algoByID(id uint8) *algorithm { return algoIDs[id] }
+
+// rhFits: Rabenseifner's algorithm is the choice for large buffers (it
+// combines in rank order, so it serves reductions that do not commute
+// too); recursive doubling takes those it cannot.
+func rhFits(c *conn, a *driver.Call) bool { return isPow2(c.size) && a.Count >= c.size && c.size >= 4 }
+
+// canBoth is the can of an algorithm with two conditions.
+func canBoth(f, g func(c *conn, a *driver.Call) bool) func(c *conn, a *driver.Call) bool {
+	return func(c *conn, a *driver.Call) bool { return f(c, a) && g(c, a) }
+}
 
 // pick chooses the algorithm for an operation.
 func (ep *endpoint) pick(op driver.Kind, c *conn, a *driver.Call) *algorithm {

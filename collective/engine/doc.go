@@ -91,7 +91,9 @@
 //     all-to-allv; barrier.go, the dissemination barrier (its rounds are
 //     agree.go's); rooted.go, linear Gather/GatherV and Scatter/ScatterV,
 //     and the chain of Scan and Exscan; hier.go, the hierarchical
-//     allreduce, broadcast and allgather for ranks that span hosts.
+//     allreduce, broadcast and allgather for ranks that span hosts;
+//     reduce_ordered.go, the rank-ordered reduce for reductions that do
+//     not commute (it says which algorithms keep rank order).
 //     docs/ALGORITHMS.md gives each one's cost and when it is chosen.
 //
 // # Concurrency

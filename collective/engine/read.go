@@ -402,7 +402,7 @@ type reducer struct {
 	dst   []byte
 	local []byte
 	pos   int
-	carry [8]byte
+	carry [16]byte // the largest element: complex128, a pair of int64 or float64 and int32
 	nc    int
 }
 

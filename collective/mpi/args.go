@@ -52,39 +52,13 @@ func cints(counts []int) (cnt, displ []C.int) {
 	return cnt, displ
 }
 
-func ctype(dt driver.DType) C.int {
-	switch dt {
-	case driver.Float32:
-		return C.WEFT_T_F32
-	case driver.Float64:
-		return C.WEFT_T_F64
-	case driver.Float16:
-		return C.WEFT_T_F16
-	case driver.BFloat16:
-		return C.WEFT_T_BF16
-	case driver.Int32:
-		return C.WEFT_T_I32
-	case driver.Int64:
-		return C.WEFT_T_I64
-	case driver.Uint8:
-		return C.WEFT_T_U8
-	}
-	return 0 // Barrier: no type
-}
+// ctype and cop pass Weft's type and reduction numbers to C, where they are
+// the WEFT_T_* and WEFT_OP_* of weft_types.h (the same numbers:
+// internal/reduce's TestCABI checks) and weft_mpi.c picks the MPI handles.
+// A Barrier has no type: 0.
+func ctype(dt driver.DType) C.int { return C.int(dt) }
 
-func cop(o driver.Op) C.int {
-	switch o {
-	case driver.Prod:
-		return C.WEFT_OP_PROD
-	case driver.Min:
-		return C.WEFT_OP_MIN
-	case driver.Max:
-		return C.WEFT_OP_MAX
-	case driver.Avg:
-		return C.WEFT_OP_AVG
-	}
-	return C.WEFT_OP_SUM
-}
+func cop(o driver.Op) C.int { return C.int(o) }
 
 func flag(b bool) C.int {
 	if b {

@@ -45,18 +45,31 @@
 //
 // # Types and reductions
 //
-// float32, float64, int32, int64 and uint8 travel as MPI_FLOAT,
-// MPI_DOUBLE, MPI_INT32_T, MPI_INT64_T and MPI_UINT8_T; float16 and
-// bfloat16, which MPI lacks, as MPI_UINT16_T. Sum, Prod, Min and Max are
-// MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX where those give the bits of
-// Weft's Go kernels (internal/reduce), and commutative user-defined
-// operations (MPI_Op_create, written in C) elsewhere: every reduction of
+// float32, float64, the integers of 8 to 64 bits, complex64 and
+// complex128 travel as MPI_FLOAT, MPI_DOUBLE, MPI_INT8_T ... MPI_UINT64_T,
+// MPI_C_FLOAT_COMPLEX and MPI_C_DOUBLE_COMPLEX; float16 and bfloat16,
+// which MPI lacks, as MPI_UINT16_T; the pairs as MPI_FLOAT_INT,
+// MPI_DOUBLE_INT, MPI_2INT and MPI_LONG_INT (the build checks that long
+// has 64 bits). The reductions are MPI's predefined ones (MPI_SUM,
+// MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND ... MPI_BXOR, MPI_MINLOC,
+// MPI_MAXLOC) where those give the bits of Weft's Go kernels
+// (internal/reduce), and commutative user-defined operations
+// (MPI_Op_create, written in C) elsewhere: products of complex64 (Go
+// computes them in float64) and complex128 (so that no library's special
+// cases for infinities differ); MinLoc and MaxLoc of float pairs (a tie
+// between -0 and +0, or a NaN, would otherwise depend on the order); Min
+// and Max of the unsigned types (below); every reduction of
 // the 16-bit floats (computed in float32, rounded after each step); Min and
 // Max of float32 and float64, because MPI_MIN and MPI_MAX (Open MPI 4.1,
 // MPICH 4.0) keep whichever argument their comparison favours, so min(-0,
 // +0) depends on the order and a NaN can vanish, where Weft wants -0 and
 // NaN; Min and Max of uint8, because MPICH 4.0.2 compares MPI_UINT8_T as
-// signed bytes (min(212, 76) = 212). Avg is MPI's sum divided on each rank
+// signed bytes (min(212, 76) = 212), and of the wider unsigned types so
+// that no library can repeat that. Reductions made by collective.NewOp
+// become MPI operations on their first use (MPI_Op_create with their
+// commute flag, freed when MPI is finalised): MPI calls a C trampoline of
+// the reduction's number (MPI passes no context), which calls back into
+// Go (userop.go) to run the function. Avg is MPI's sum divided on each rank
 // that holds a result. Sums of non-integers may differ from the other
 // backends in the low bits (MPI's reduction order is its own), but are the
 // same on every rank as far as the library makes them so (Open MPI and

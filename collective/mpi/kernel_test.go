@@ -150,3 +150,89 @@ func TestKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsMore checks the C kernels of the types added with the wider
+// integers, complex numbers and pairs against internal/reduce, on random
+// bits (infinities and NaNs included) and on ties: unsigned min and max,
+// complex products, and MinLoc and MaxLoc of float pairs.
+func TestKernelsMore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []struct {
+		dt  driver.DType
+		ops []driver.Op
+	}{
+		{driver.Uint16, []driver.Op{driver.Min, driver.Max}},
+		{driver.Uint32, []driver.Op{driver.Min, driver.Max}},
+		{driver.Uint64, []driver.Op{driver.Min, driver.Max}},
+		{driver.Complex64, []driver.Op{driver.Prod}},
+		{driver.Complex128, []driver.Op{driver.Prod}},
+		{driver.Float32Int, []driver.Op{driver.MinLoc, driver.MaxLoc}},
+		{driver.Float64Int, []driver.Op{driver.MinLoc, driver.MaxLoc}},
+	}
+	for _, tc := range cases {
+		es := tc.dt.Size()
+		n := 1 << 14
+		a, b := make([]byte, n*es), make([]byte, n*es)
+		for i := range a {
+			a[i], b[i] = byte(rng.Uint32()), byte(rng.Uint32())
+		}
+		for i := 0; i < n; i++ {
+			e := a[i*es : (i+1)*es]
+			switch {
+			case tc.dt.IsPair():
+				clear(e[es/2+4:]) // padding
+				clear(b[i*es+es/2+4 : (i+1)*es])
+				if i%3 == 0 { // a tie in value, another index
+					copy(b[i*es:i*es+es/2], e[:es/2])
+				}
+				if i%5 == 0 { // a small value, so that not all are NaN or huge
+					clear(e[:es/2])
+				}
+			case tc.dt.IsComplex() && i%2 == 0: // moderate values: exact and inexact products
+				for p := 0; p < 2; p++ {
+					v := rng.NormFloat64() * 1000
+					if es == 8 {
+						binary.LittleEndian.PutUint32(e[p*4:], math.Float32bits(float32(v)))
+					} else {
+						binary.LittleEndian.PutUint64(e[p*8:], math.Float64bits(v))
+					}
+				}
+			case i%7 == 0:
+				copy(b[i*es:(i+1)*es], e)
+			}
+		}
+		for _, op := range tc.ops {
+			inout := append([]byte(nil), b...)
+			if !mpi.ApplyKernel(tc.dt, op, a, inout) {
+				t.Errorf("%v %v: no C kernel", tc.dt, op)
+				continue
+			}
+			want := make([]byte, len(a))
+			reduce.Apply(tc.dt, op, want, a, b)
+			for i := 0; i < n; i++ {
+				g, w := inout[i*es:(i+1)*es], want[i*es:(i+1)*es]
+				if string(g) == string(w) || nanParts(tc.dt, g) && nanParts(tc.dt, w) {
+					continue
+				}
+				t.Errorf("%v %v: element %d: %x op %x = %x, want %x", tc.dt, op, i, a[i*es:(i+1)*es], b[i*es:(i+1)*es], g, w)
+				break
+			}
+		}
+	}
+}
+
+// nanParts reports whether a complex number or a pair's value holds a
+// NaN (whose payload the reductions leave open): then only that matters.
+func nanParts(dt driver.DType, e []byte) bool {
+	switch dt {
+	case driver.Complex64:
+		return isNaN(driver.Float32, e, 0) || isNaN(driver.Float32, e, 1)
+	case driver.Complex128:
+		return isNaN(driver.Float64, e, 0) || isNaN(driver.Float64, e, 1)
+	case driver.Float32Int:
+		return isNaN(driver.Float32, e, 0)
+	case driver.Float64Int:
+		return isNaN(driver.Float64, e, 0)
+	}
+	return false
+}

@@ -34,6 +34,9 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 			Msg: fmt.Sprintf("rank %d: the context ended before %v started", c.rank, a.Kind), Cause: context.Cause(ctx)}
 	default:
 	}
+	if err := userOp(a.Op); err != nil {
+		return &driver.Failure{Kind: driver.ErrInvalid, Culprit: -1, Origin: c.rank, Msg: err.Error(), Cause: err}
+	}
 	keepScheduled(len(a.Send) + len(a.Recv))
 	lib.active.Add(1)
 	var err error

@@ -117,6 +117,58 @@ KERNEL(k_f64_max, double, dmaxw(a, b))
 KERNEL(k_u8_min, uint8_t, a < b ? a : b)
 KERNEL(k_u8_max, uint8_t, a > b ? a : b)
 
+// MPICH's signedness slip with uint8 (above) is not known for the wider
+// unsigned types; they get kernels too, so no library can repeat it.
+KERNEL(k_u16_min, uint16_t, a < b ? a : b)
+KERNEL(k_u16_max, uint16_t, a > b ? a : b)
+KERNEL(k_u32_min, uint32_t, a < b ? a : b)
+KERNEL(k_u32_max, uint32_t, a > b ? a : b)
+KERNEL(k_u64_min, uint64_t, a < b ? a : b)
+KERNEL(k_u64_max, uint64_t, a > b ? a : b)
+
+// Complex products with Go's bits: Go multiplies complex64 in float64 and
+// rounds each part once; C's float _Complex product rounds every step
+// (and the library's may take other paths for infinities and NaNs). For
+// complex128 both compute ac - bd, ad + bc; the kernel makes sure.
+typedef struct { float re, im; } c64;
+typedef struct { double re, im; } c128;
+static inline c64 c64_prod(c64 a, c64 b) {
+	double x = a.re, y = a.im, u = b.re, v = b.im;
+	return (c64){(float)(x * u - y * v), (float)(x * v + y * u)};
+}
+static inline c128 c128_prod(c128 a, c128 b) {
+	return (c128){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+KERNEL(k_c64_prod, c64, c64_prod(a, b))
+KERNEL(k_c128_prod, c128, c128_prod(a, b))
+
+// MinLoc and MaxLoc of float pairs with internal/reduce's rules: the
+// smaller (larger) value and its index; on a tie, or when a NaN is
+// involved, Weft's min (max) of the values and the lower index, so that
+// the result does not depend on the order. MPI_MINLOC keeps whichever
+// signed zero or NaN its comparison favours. Integer pairs use MPI's own.
+typedef struct { float v; int i; } f32int;
+typedef struct { double v; int i; } f64int;
+#define LOC(name, T, less, tie)                                        \
+	static inline T name(T a, T b) {                                    \
+		if (less(a.v, b.v)) return a;                                   \
+		if (less(b.v, a.v)) return b;                                   \
+		T r = a;                                                        \
+		r.v = tie(a.v, b.v);                                            \
+		r.i = a.i < b.i ? a.i : b.i;                                    \
+		return r;                                                       \
+	}
+#define LT(x, y) ((x) < (y))
+#define GT(x, y) ((x) > (y))
+LOC(f32_minloc, f32int, LT, fminw)
+LOC(f32_maxloc, f32int, GT, fmaxw)
+LOC(f64_minloc, f64int, LT, dminw)
+LOC(f64_maxloc, f64int, GT, dmaxw)
+KERNEL(k_f32_minloc, f32int, f32_minloc(a, b))
+KERNEL(k_f32_maxloc, f32int, f32_maxloc(a, b))
+KERNEL(k_f64_minloc, f64int, f64_minloc(a, b))
+KERNEL(k_f64_maxloc, f64int, f64_maxloc(a, b))
+
 typedef void (*kernel_fn)(const void *in, void *inout, int n);
 
 // kernel returns the C kernel of (dt, op), or NULL where MPI's own
@@ -152,6 +204,32 @@ static kernel_fn kernel(int dt, int op) {
 		if (op == WEFT_OP_MIN) return k_u8_min;
 		if (op == WEFT_OP_MAX) return k_u8_max;
 		break;
+	case WEFT_T_U16:
+		if (op == WEFT_OP_MIN) return k_u16_min;
+		if (op == WEFT_OP_MAX) return k_u16_max;
+		break;
+	case WEFT_T_U32:
+		if (op == WEFT_OP_MIN) return k_u32_min;
+		if (op == WEFT_OP_MAX) return k_u32_max;
+		break;
+	case WEFT_T_U64:
+		if (op == WEFT_OP_MIN) return k_u64_min;
+		if (op == WEFT_OP_MAX) return k_u64_max;
+		break;
+	case WEFT_T_C64:
+		if (op == WEFT_OP_PROD) return k_c64_prod;
+		break;
+	case WEFT_T_C128:
+		if (op == WEFT_OP_PROD) return k_c128_prod;
+		break;
+	case WEFT_T_F32_INT:
+		if (op == WEFT_OP_MINLOC) return k_f32_minloc;
+		if (op == WEFT_OP_MAXLOC) return k_f32_maxloc;
+		break;
+	case WEFT_T_F64_INT:
+		if (op == WEFT_OP_MINLOC) return k_f64_minloc;
+		if (op == WEFT_OP_MAXLOC) return k_f64_maxloc;
+		break;
 	}
 	return NULL;
 }
@@ -181,6 +259,18 @@ USER_FN(u_f64_min, k_f64_min)
 USER_FN(u_f64_max, k_f64_max)
 USER_FN(u_u8_min, k_u8_min)
 USER_FN(u_u8_max, k_u8_max)
+USER_FN(u_u16_min, k_u16_min)
+USER_FN(u_u16_max, k_u16_max)
+USER_FN(u_u32_min, k_u32_min)
+USER_FN(u_u32_max, k_u32_max)
+USER_FN(u_u64_min, k_u64_min)
+USER_FN(u_u64_max, k_u64_max)
+USER_FN(u_c64_prod, k_c64_prod)
+USER_FN(u_c128_prod, k_c128_prod)
+USER_FN(u_f32_minloc, k_f32_minloc)
+USER_FN(u_f32_maxloc, k_f32_maxloc)
+USER_FN(u_f64_minloc, k_f64_minloc)
+USER_FN(u_f64_maxloc, k_f64_maxloc)
 
 static const struct {
 	int dt, op;
@@ -193,7 +283,38 @@ static const struct {
 	{WEFT_T_F32, WEFT_OP_MIN, u_f32_min}, {WEFT_T_F32, WEFT_OP_MAX, u_f32_max},
 	{WEFT_T_F64, WEFT_OP_MIN, u_f64_min}, {WEFT_T_F64, WEFT_OP_MAX, u_f64_max},
 	{WEFT_T_U8, WEFT_OP_MIN, u_u8_min}, {WEFT_T_U8, WEFT_OP_MAX, u_u8_max},
+	{WEFT_T_U16, WEFT_OP_MIN, u_u16_min}, {WEFT_T_U16, WEFT_OP_MAX, u_u16_max},
+	{WEFT_T_U32, WEFT_OP_MIN, u_u32_min}, {WEFT_T_U32, WEFT_OP_MAX, u_u32_max},
+	{WEFT_T_U64, WEFT_OP_MIN, u_u64_min}, {WEFT_T_U64, WEFT_OP_MAX, u_u64_max},
+	{WEFT_T_C64, WEFT_OP_PROD, u_c64_prod}, {WEFT_T_C128, WEFT_OP_PROD, u_c128_prod},
+	{WEFT_T_F32_INT, WEFT_OP_MINLOC, u_f32_minloc}, {WEFT_T_F32_INT, WEFT_OP_MAXLOC, u_f32_maxloc},
+	{WEFT_T_F64_INT, WEFT_OP_MINLOC, u_f64_minloc}, {WEFT_T_F64_INT, WEFT_OP_MAXLOC, u_f64_maxloc},
 };
+
+// Reductions of Go (collective.NewOp, numbers WEFT_OP_USER + k): MPI
+// passes its user functions no context, so each of the 128 numbers has a
+// trampoline of its own, which calls Go's weftGoReduce (userop.go) with
+// its number. weft_user_op creates the MPI_Op on first use.
+extern void weftGoReduce(int k, void *in, void *inout, int n);
+#define TR(a, b) \
+	static void tr_##a##_##b(void *in, void *io, int *len, MPI_Datatype *dt) { (void)dt; weftGoReduce(a * 16 + b, in, io, *len); }
+#define TR16(a) TR(a, 0) TR(a, 1) TR(a, 2) TR(a, 3) TR(a, 4) TR(a, 5) TR(a, 6) TR(a, 7) \
+	TR(a, 8) TR(a, 9) TR(a, 10) TR(a, 11) TR(a, 12) TR(a, 13) TR(a, 14) TR(a, 15)
+TR16(0) TR16(1) TR16(2) TR16(3) TR16(4) TR16(5) TR16(6) TR16(7)
+#define TP16(a) tr_##a##_0, tr_##a##_1, tr_##a##_2, tr_##a##_3, tr_##a##_4, tr_##a##_5, tr_##a##_6, tr_##a##_7, \
+	tr_##a##_8, tr_##a##_9, tr_##a##_10, tr_##a##_11, tr_##a##_12, tr_##a##_13, tr_##a##_14, tr_##a##_15
+#define NGO 128
+static MPI_User_function *const go_fns[NGO] = {TP16(0), TP16(1), TP16(2), TP16(3), TP16(4), TP16(5), TP16(6), TP16(7)};
+static MPI_Op go_ops[NGO];
+static unsigned char go_made[NGO];
+
+int weft_user_op(int k, int commute) {
+	if (k < 0 || k >= NGO) return MPI_ERR_OP;
+	if (go_made[k]) return MPI_SUCCESS;
+	int rc = MPI_Op_create(go_fns[k], commute, &go_ops[k]);
+	if (rc == MPI_SUCCESS) go_made[k] = 1;
+	return rc;
+}
 
 #define NUSER (int)(sizeof user_fns / sizeof user_fns[0])
 
@@ -212,9 +333,23 @@ static MPI_Datatype dtype(int dt) {
 	case WEFT_T_I32: return MPI_INT32_T;
 	case WEFT_T_I64: return MPI_INT64_T;
 	case WEFT_T_U8: return MPI_UINT8_T;
+	case WEFT_T_I8: return MPI_INT8_T;
+	case WEFT_T_I16: return MPI_INT16_T;
+	case WEFT_T_U16: return MPI_UINT16_T;
+	case WEFT_T_U32: return MPI_UINT32_T;
+	case WEFT_T_U64: return MPI_UINT64_T;
+	case WEFT_T_C64: return MPI_C_FLOAT_COMPLEX;
+	case WEFT_T_C128: return MPI_C_DOUBLE_COMPLEX;
+	case WEFT_T_F32_INT: return MPI_FLOAT_INT;
+	case WEFT_T_F64_INT: return MPI_DOUBLE_INT;
+	case WEFT_T_I32_INT: return MPI_2INT;
+	case WEFT_T_I64_INT: return MPI_LONG_INT; // {long, int}: long has 64 bits (below)
 	}
 	return MPI_DATATYPE_NULL;
 }
+
+_Static_assert(sizeof(long) == 8, "MPI_LONG_INT is Weft's Int64Int only where long has 64 bits");
+_Static_assert(sizeof(f64int) == 16 && sizeof(f32int) == 8, "pair layout");
 
 static MPI_Op redop(int dt, int op) {
 	if (op == WEFT_OP_AVG) op = WEFT_OP_SUM;
@@ -226,7 +361,16 @@ static MPI_Op redop(int dt, int op) {
 	case WEFT_OP_PROD: return MPI_PROD;
 	case WEFT_OP_MIN: return MPI_MIN;
 	case WEFT_OP_MAX: return MPI_MAX;
+	case WEFT_OP_LAND: return MPI_LAND;
+	case WEFT_OP_LOR: return MPI_LOR;
+	case WEFT_OP_LXOR: return MPI_LXOR;
+	case WEFT_OP_BAND: return MPI_BAND;
+	case WEFT_OP_BOR: return MPI_BOR;
+	case WEFT_OP_BXOR: return MPI_BXOR;
+	case WEFT_OP_MINLOC: return MPI_MINLOC;
+	case WEFT_OP_MAXLOC: return MPI_MAXLOC;
 	}
+	if (op >= WEFT_OP_USER && op < WEFT_OP_USER + NGO && go_made[op - WEFT_OP_USER]) return go_ops[op - WEFT_OP_USER];
 	return MPI_OP_NULL;
 }
 
@@ -272,6 +416,10 @@ int weft_finalize(int own) {
 	if (user_ops_made) {
 		for (int i = 0; i < NUSER; i++) MPI_Op_free(&user_ops[i]);
 		user_ops_made = 0;
+	}
+	for (int k = 0; k < NGO; k++) {
+		if (go_made[k]) MPI_Op_free(&go_ops[k]);
+		go_made[k] = 0;
 	}
 	return own ? MPI_Finalize() : MPI_SUCCESS;
 }

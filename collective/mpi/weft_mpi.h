@@ -110,4 +110,9 @@ void weft_yield(void);
 // returns 0, or -1 when (dt, op) has no kernel here (MPI's own applies).
 int weft_kernel(int dt, int op, const void *in, void *inout, int n);
 
+// weft_user_op creates, on its first call for k, the MPI_Op of Go's
+// user-defined reduction WEFT_OP_USER + k (0 <= k < 128), commutative or
+// not; reductions with that number use it from then on.
+int weft_user_op(int k, int commute);
+
 #endif

@@ -68,6 +68,13 @@ func resolve(opts []Option) options {
 	return o
 }
 
+// ncclHas reports whether NCCL has the type dt and the reduction op (the
+// ones ncclType and ncclOp map; the other types and reductions of
+// collective, among them user-defined ones, fail on device buffers).
+func ncclHas(dt driver.DType, op driver.Op) bool {
+	return dt >= driver.Float32 && dt <= driver.Uint8 && op <= driver.Avg
+}
+
 // Data type and reduction codes of nccl.h.
 func ncclType(dt driver.DType) int32 {
 	switch dt {

@@ -133,6 +133,10 @@ func (n *Conn) Run(ctx context.Context, a *driver.Call) error {
 		return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.c.rank,
 			Msg: fmt.Sprintf("nccl: %v on device %d, the communicator's device is %d", a.Kind, a.Device, n.c.dev)}
 	}
+	if a.DType != 0 && !ncclHas(a.DType, a.Op) {
+		return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.c.rank,
+			Msg: fmt.Sprintf("nccl: %v of %v with %v: NCCL has no such type or reduction (host buffers take every type)", a.Kind, a.DType, a.Op)}
+	}
 	req := n.queue(a)
 	if err, timedOut := n.wait(ctx, req); err != nil {
 		return n.fail(a.Kind, err, ctx, timedOut)

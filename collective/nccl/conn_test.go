@@ -204,6 +204,20 @@ func TestConnCollectives(t *testing.T) {
 	if err := conns[0].Run(context.Background(), &driver.Call{Kind: driver.AllReduce, DType: driver.Float32, OnDevice: true, Device: 2}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a call on another device: %v", err)
 	}
+	// Types and reductions NCCL lacks fail, on each rank alone, instead of
+	// reaching ncclType or ncclOp (which panic).
+	for _, a := range []driver.Call{
+		{Kind: driver.Broadcast, DType: driver.Complex64, Count: 1},
+		{Kind: driver.AllReduce, DType: driver.Int16, Op: driver.Sum, Count: 1},
+		{Kind: driver.AllReduce, DType: driver.Int32, Op: driver.BXor, Count: 1},
+		{Kind: driver.AllReduce, DType: driver.Int32, Op: driver.FirstUserOp, Count: 1},
+	} {
+		a.OnDevice, a.Device = true, 0
+		err := conns[0].Run(context.Background(), &a)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "NCCL has no such type or reduction") {
+			t.Errorf("%v of %v with %v: %v, want ErrInvalid", a.Kind, a.DType, a.Op, err)
+		}
+	}
 }
 
 func TestConnSplit(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/weft-hpc/weft/csrc"
+	"github.com/weft-hpc/weft/internal/dtype"
 )
 
 // TestCABI checks the numbering of the C ABI (csrc/include/weft_types.h,
@@ -15,8 +16,9 @@ func TestCABI(t *testing.T) {
 	if types == nil {
 		t.Skip("built without cgo (csrc.Available is false): no C compiler saw the header")
 	}
-	wantTypes := []Type{Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8}
-	wantOps := []Op{Sum, Prod, Min, Max, Avg}
+	wantTypes := []Type{Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8,
+		Int8, Int16, Uint16, Uint32, Uint64, Complex64, Complex128, Float32Int, Float64Int, Int32Int, Int64Int}
+	wantOps := []Op{Sum, Prod, Min, Max, Avg, LAnd, LOr, LXor, BAnd, BOr, BXor, MinLoc, MaxLoc, dtype.FirstUserOp}
 	if len(types) != len(wantTypes) || len(ops) != len(wantOps) {
 		t.Fatalf("C ABI has %d types and %d ops, Go %d and %d", len(types), len(ops), len(wantTypes), len(wantOps))
 	}

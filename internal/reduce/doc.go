@@ -28,9 +28,26 @@
 // For every Type and Op, a op b == b op a bit for bit, except for the payload
 // of a NaN result; a NaN result is always a NaN.
 //
-//   - Integers (int32, int64, uint8) wrap in two's complement: Sum and Prod
-//     keep the low bits. Min and Max are signed for int32 and int64,
-//     unsigned for uint8. Avg on an integer type is a caller error.
+//   - Integers (int8 ... int64, uint8 ... uint64) wrap in two's
+//     complement: Sum and Prod keep the low bits. Min and Max are signed
+//     for the signed types, unsigned for the unsigned ones. LAnd, LOr and
+//     LXor give 1 or 0, any non-zero input counting as true; BAnd, BOr
+//     and BXor work on the bits. Avg on an integer type is a caller error.
+//   - Complex numbers (complex64, complex128) take Sum, Prod and Avg, with
+//     Go's arithmetic: the parts add alone; a product is (ac - bd) + (ad +
+//     bc)i, for complex64 computed in float64 and rounded once per part
+//     (what the Go compiler does). Which zero a part that cancels ends
+//     with depends on the order of a reduction, as in any IEEE arithmetic.
+//   - Pairs (Float32Int, Float64Int, Int32Int, Int64Int: a value and an
+//     int32 index, laid out as MPI's pair types) take MinLoc and MaxLoc:
+//     the smaller (larger) value with its index; between equal values, and
+//     when a NaN is involved, Min (Max) of the values and the lower index.
+//     The padding bytes of the 16-byte pairs are not part of the result.
+//   - A user-defined reduction (dtype.Register) runs its function,
+//     inout = in op inout, with a's elements as in and a copy of b's as
+//     inout (or b itself when dst is b and both are aligned): on memory
+//     aligned to the element type, in chunks of at most 1 KiB when a
+//     buffer has to be staged. It need not commute: a is the left operand.
 //   - Float32 and float64 use IEEE 754 arithmetic in their own precision,
 //     round to nearest even (Go does not fuse or widen these operations).
 //   - Float16 and bfloat16 are widened to float32 (exactly), combined there,
@@ -45,8 +62,10 @@
 //     the end, which divides by n with one rounding (see Scale for the one
 //     bfloat16 exception near the bottom of float32's range).
 //
-// Invalid Types or Ops, Avg on integers, mismatched lengths and partial
-// overlap are programming errors and panic with a "reduce: ..." message.
+// Invalid Types or Ops, an Op on a Type it does not accept (Op.Accepts:
+// Avg on integers, Min on complex numbers, ...), mismatched lengths and
+// partial overlap are programming errors and panic with a "reduce: ..."
+// message.
 //
 // # Concurrency and cost
 //
@@ -56,6 +75,11 @@
 // at element boundaries and calls Apply on each part from its own goroutine.
 //
 // # Native kernels
+//
+// The native kernels cover float32, float64, float16, bfloat16, int32,
+// int64 and uint8 with Sum, Prod, Min, Max and Avg: the types and
+// reductions of gradients and counters, where speed matters. The others
+// (kernels_more.go) run Go loops only, for the reasons given there.
 //
 // Where package csrc/reduce is built (cgo on amd64), Apply and Scale call its
 // kernels for buffers from a per-type and per-op threshold up (nativeMin

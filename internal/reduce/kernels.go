@@ -14,7 +14,7 @@ package reduce
 // sequences with exactly the NaN and signed-zero rules of the package doc).
 
 type number interface {
-	~int32 | ~int64 | ~uint8 | ~float32 | ~float64
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
 func sumOf[T number](d, a, b []T) {

@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/weft-hpc/weft/csrc"
@@ -49,6 +50,16 @@ var nativeMin = [...][5]int{
 	Int32:    {2048, 1024, 1024, 1024, 0},
 	Int64:    {4096, 4096, 2048, 2048, 0},
 	Uint8:    {1024, 256, 128, 128, 0},
+}
+
+// nativeFrom is the length from which Apply calls the native kernels for
+// (t, op): nativeMin's entry, or never for the types and reductions that
+// have only Go kernels (see kernels_more.go).
+func nativeFrom(t Type, op Op) int {
+	if int(t) < len(nativeMin) && int(op) < len(nativeMin[t]) {
+		return nativeMin[t][op]
+	}
+	return math.MaxInt
 }
 
 // scaleMin[t] is the same for Scale, whose Go loops divide one element at

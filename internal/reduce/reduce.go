@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/weft-hpc/weft/csrc"
+	"github.com/weft-hpc/weft/internal/dtype"
 	"github.com/weft-hpc/weft/internal/half"
 )
 
@@ -26,7 +27,11 @@ import (
 // concurrently with any call that does not write the same memory.
 func Apply(t Type, op Op, dst, a, b []byte) {
 	check(t, op, dst, a, b)
-	if len(dst) >= nativeMin[t][op] && nativeOn.Load() {
+	if u := op.User(); u != nil {
+		applyUser(u, dst, a, b)
+		return
+	}
+	if len(dst) >= nativeFrom(t, op) && nativeOn.Load() {
 		applyNative(t, op, dst, a, b)
 		return
 	}
@@ -53,8 +58,8 @@ func check(t Type, op Op, dst, a, b []byte) {
 	if !op.Valid() {
 		panic("reduce: invalid op " + op.String())
 	}
-	if op == Avg && !t.IsFloat() {
-		panic("reduce: avg of integer type " + t.String())
+	if !op.Accepts(t) {
+		panic("reduce: " + op.String() + " of type " + t.String())
 	}
 	if len(a) != len(dst) || len(b) != len(dst) {
 		panic("reduce: length mismatch")
@@ -67,17 +72,19 @@ func check(t Type, op Op, dst, a, b []byte) {
 	}
 }
 
+// alignOf is the Go alignment of t's elements: that of the widest
+// component (a complex number's float, a pair's value).
 func alignOf(t Type) uintptr {
 	switch t {
-	case Float32:
+	case Float32, Complex64, Float32Int:
 		return unsafe.Alignof(float32(0))
-	case Float64:
+	case Float64, Complex128, Float64Int:
 		return unsafe.Alignof(float64(0))
-	case Int32:
+	case Int32, Uint32, Int32Int:
 		return unsafe.Alignof(int32(0))
-	case Int64:
+	case Int64, Uint64, Int64Int:
 		return unsafe.Alignof(int64(0))
-	case Float16, BFloat16:
+	case Float16, BFloat16, Int16, Uint16:
 		return unsafe.Alignof(uint16(0))
 	}
 	return 1
@@ -104,17 +111,70 @@ func applyAligned(t Type, op Op, d, a, b []byte) {
 	case BFloat16:
 		applyBF16(op, as[uint16](d), as[uint16](a), as[uint16](b))
 	case Int32:
-		applyNumber(op, as[int32](d), as[int32](a), as[int32](b))
+		applyInteger(op, as[int32](d), as[int32](a), as[int32](b))
 	case Int64:
-		applyNumber(op, as[int64](d), as[int64](a), as[int64](b))
+		applyInteger(op, as[int64](d), as[int64](a), as[int64](b))
 	case Uint8:
 		if op == Sum {
 			sumUint8(d, a, b)
 			return
 		}
-		applyNumber(op, d, a, b)
+		applyInteger(op, d, a, b)
+	case Int8:
+		applyInteger(op, as[int8](d), as[int8](a), as[int8](b))
+	case Int16:
+		applyInteger(op, as[int16](d), as[int16](a), as[int16](b))
+	case Uint16:
+		applyInteger(op, as[uint16](d), as[uint16](a), as[uint16](b))
+	case Uint32:
+		applyInteger(op, as[uint32](d), as[uint32](a), as[uint32](b))
+	case Uint64:
+		applyInteger(op, as[uint64](d), as[uint64](a), as[uint64](b))
+	case Complex64:
+		applyComplex(op, as[complex64](d), as[complex64](a), as[complex64](b))
+	case Complex128:
+		applyComplex(op, as[complex128](d), as[complex128](a), as[complex128](b))
+	case Float32Int:
+		applyPair(op, as[pair[float32]](d), as[pair[float32]](a), as[pair[float32]](b))
+	case Float64Int:
+		applyPair(op, as[pair[float64]](d), as[pair[float64]](a), as[pair[float64]](b))
+	case Int32Int:
+		applyPair(op, as[pair[int32]](d), as[pair[int32]](a), as[pair[int32]](b))
+	case Int64Int:
+		applyPair(op, as[pair[int64]](d), as[pair[int64]](a), as[pair[int64]](b))
 	}
 }
+
+// applyUser runs a user-defined reduction: u.Fn(in, inout) computes
+// inout = in op inout, so dst = a op b is b's copy reduced with a. When dst
+// is exactly b and both are aligned, Fn runs on the caller's memory;
+// otherwise chunk by chunk through aligned stack buffers, so that Fn
+// always sees aligned memory and a is never written.
+func applyUser(u *dtype.UserOp, dst, a, b []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	align := alignOf(u.Type)
+	if sameStart(dst, b) && aligned(dst, align) && aligned(a, align) {
+		u.Fn(a, dst)
+		return
+	}
+	var sa, sb scratch
+	okA := aligned(a, align)
+	for off := 0; off < len(dst); off += chunk {
+		end := min(off+chunk, len(dst))
+		x, y := a[off:end], sb.bytes(end-off)
+		copy(y, b[off:end])
+		if !okA {
+			x = sa.bytes(end - off)
+			copy(x, a[off:end])
+		}
+		u.Fn(x, y)
+		copy(dst[off:end], y)
+	}
+}
+
+func sameStart(x, y []byte) bool { return unsafe.SliceData(x) == unsafe.SliceData(y) }
 
 // chunk is the bytes per step of the unaligned path: small enough for
 // three scratch buffers to live on the stack and in L1, large enough that
@@ -158,7 +218,8 @@ func applyUnaligned(t Type, op Op, dst, a, b []byte, align uintptr) {
 	}
 }
 
-// Scale divides every element of dst, of floating-point type t, by n in
+// Scale divides every element of dst, of floating-point type t (real or
+// complex: a complex number's parts are divided alone), by n in
 // place: the final step of Avg, with n the number of contributions. Float32
 // and float64 results are the correctly rounded quotient. Float16 and
 // bfloat16 values are divided in float32 and rounded back, ties to even;
@@ -171,6 +232,12 @@ func applyUnaligned(t Type, op Op, dst, a, b []byte, align uintptr) {
 // type, n is outside [1, 2^24] (where float32(n) stops being exact), or
 // len(dst) is not a multiple of t.Size(). It allocates nothing.
 func Scale(t Type, dst []byte, n int) {
+	switch t {
+	case Complex64:
+		t = Float32 // each part divided alone: (a+bi)/n = a/n + (b/n)i
+	case Complex128:
+		t = Float64
+	}
 	if !t.IsFloat() {
 		panic("reduce: scale of non-float type " + t.String())
 	}

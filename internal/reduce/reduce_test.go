@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weft-hpc/weft/internal/dtype"
 	"github.com/weft-hpc/weft/internal/half/halftest"
 )
 
@@ -472,8 +473,13 @@ func TestMisuse(t *testing.T) {
 		mustPanic(t, "scale "+typ.String(), "scale", func() { Scale(typ, d, 2) })
 	}
 	mustPanic(t, "type 0", "invalid type", func() { Apply(0, Sum, d, a, b) })
-	mustPanic(t, "type 8", "invalid type", func() { Apply(8, Sum, d, a, b) })
-	mustPanic(t, "op 5", "invalid op", func() { Apply(Float32, 5, d, a, b) })
+	mustPanic(t, "type 19", "invalid type", func() { Apply(19, Sum, d, a, b) })
+	mustPanic(t, "op 13", "invalid op", func() { Apply(Float32, 13, d, a, b) })
+	mustPanic(t, "op 200", "invalid op", func() { Apply(Float32, 200, d, a, b) })
+	mustPanic(t, "min complex64", "min of type complex64", func() { Apply(Complex64, Min, d, a, b) })
+	mustPanic(t, "band float32", "band of type float32", func() { Apply(Float32, BAnd, d, a, b) })
+	mustPanic(t, "minloc int32", "minloc of type int32", func() { Apply(Int32, MinLoc, d, a, b) })
+	mustPanic(t, "sum float64int", "sum of type float64int", func() { Apply(Float64Int, Sum, d, a, b) })
 	mustPanic(t, "length", "length", func() { Apply(Float32, Sum, d, a, b[:4]) })
 	mustPanic(t, "partial element", "multiple", func() { Apply(Float32, Sum, d[:6], a[:6], b[:6]) })
 	mustPanic(t, "overlap", "overlap", func() { Apply(Float32, Sum, buf[4:12], a, b) })
@@ -490,8 +496,12 @@ func TestMisuse(t *testing.T) {
 
 func TestTypeOp(t *testing.T) {
 	names := map[Type]string{Float32: "float32", Float64: "float64", Float16: "float16", BFloat16: "bfloat16",
-		Int32: "int32", Int64: "int64", Uint8: "uint8"}
-	sizes := map[Type]int{Float32: 4, Float64: 8, Float16: 2, BFloat16: 2, Int32: 4, Int64: 8, Uint8: 1}
+		Int32: "int32", Int64: "int64", Uint8: "uint8", Int8: "int8", Int16: "int16", Uint16: "uint16",
+		Uint32: "uint32", Uint64: "uint64", Complex64: "complex64", Complex128: "complex128",
+		Float32Int: "float32int", Float64Int: "float64int", Int32Int: "int32int", Int64Int: "int64int"}
+	sizes := map[Type]int{Float32: 4, Float64: 8, Float16: 2, BFloat16: 2, Int32: 4, Int64: 8, Uint8: 1,
+		Int8: 1, Int16: 2, Uint16: 2, Uint32: 4, Uint64: 8, Complex64: 8, Complex128: 16,
+		Float32Int: 8, Float64Int: 16, Int32Int: 8, Int64Int: 16}
 	for i := range 256 {
 		typ := Type(i)
 		name, ok := names[typ]
@@ -502,8 +512,9 @@ func TestTypeOp(t *testing.T) {
 			t.Errorf("Type(%d).String() = %q", i, typ.String())
 		}
 	}
-	opNames := map[Op]string{Sum: "sum", Prod: "prod", Min: "min", Max: "max", Avg: "avg"}
-	for i := range 256 {
+	opNames := map[Op]string{Sum: "sum", Prod: "prod", Min: "min", Max: "max", Avg: "avg",
+		LAnd: "land", LOr: "lor", LXor: "lxor", BAnd: "band", BOr: "bor", BXor: "bxor", MinLoc: "minloc", MaxLoc: "maxloc"}
+	for i := range int(dtype.FirstUserOp) { // user-defined ones: TestUserOp
 		op := Op(i)
 		name, ok := opNames[op]
 		if op.Valid() != ok || ok && op.String() != name || !ok && op.String() != fmt.Sprintf("Op(%d)", i) {

@@ -8,13 +8,24 @@ type Type = dtype.DType
 
 // Element types.
 const (
-	Float32  = dtype.Float32
-	Float64  = dtype.Float64
-	Float16  = dtype.Float16
-	BFloat16 = dtype.BFloat16
-	Int32    = dtype.Int32
-	Int64    = dtype.Int64
-	Uint8    = dtype.Uint8
+	Float32    = dtype.Float32
+	Float64    = dtype.Float64
+	Float16    = dtype.Float16
+	BFloat16   = dtype.BFloat16
+	Int32      = dtype.Int32
+	Int64      = dtype.Int64
+	Uint8      = dtype.Uint8
+	Int8       = dtype.Int8
+	Int16      = dtype.Int16
+	Uint16     = dtype.Uint16
+	Uint32     = dtype.Uint32
+	Uint64     = dtype.Uint64
+	Complex64  = dtype.Complex64
+	Complex128 = dtype.Complex128
+	Float32Int = dtype.Float32Int
+	Float64Int = dtype.Float64Int
+	Int32Int   = dtype.Int32Int
+	Int64Int   = dtype.Int64Int
 )
 
 // Op is an elementwise reduction operator: dtype.Op. Avg is Sum during
@@ -24,9 +35,17 @@ type Op = dtype.Op
 
 // Reduction operators.
 const (
-	Sum  = dtype.Sum
-	Prod = dtype.Prod
-	Min  = dtype.Min
-	Max  = dtype.Max
-	Avg  = dtype.Avg
+	Sum    = dtype.Sum
+	Prod   = dtype.Prod
+	Min    = dtype.Min
+	Max    = dtype.Max
+	Avg    = dtype.Avg
+	LAnd   = dtype.LAnd
+	LOr    = dtype.LOr
+	LXor   = dtype.LXor
+	BAnd   = dtype.BAnd
+	BOr    = dtype.BOr
+	BXor   = dtype.BXor
+	MinLoc = dtype.MinLoc
+	MaxLoc = dtype.MaxLoc
 )
