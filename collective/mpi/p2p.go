@@ -310,8 +310,8 @@ func (c *conn) reapSelf() int {
 	defer c.selfMu.Unlock()
 	left := c.selfs[:0]
 	for _, s := range c.selfs {
-		var flag C.int
-		if rc := C.weft_test(s.req, &flag, nil); rc == 0 && flag == 0 {
+		var flag C.int // set when MPI has released the request, also on an error
+		if C.weft_test(s.req, &flag, nil); flag == 0 {
 			left = append(left, s)
 			continue
 		}

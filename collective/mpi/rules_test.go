@@ -23,7 +23,8 @@ import (
 	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
-// rulesRole runs the suite's rules/ cases, then closes the world.
+// rulesRole runs the suite's rules/ cases, then closes the world with two
+// messages to itself never received.
 func rulesRole() int {
 	ctx := context.Background()
 	c, err := openMPI(ctx)
@@ -37,6 +38,14 @@ func rulesRole() int {
 			fmt.Printf("RESULT fail rank %d: %v\n", me, e)
 		}
 		return 1 // no Close: MPI_Finalize would wait for ranks that may be stuck
+	}
+	// Messages to oneself never received: Close receives and drops them,
+	// and still finalises MPI.
+	for _, n := range []int{1 << 18, 3} {
+		if err := c.Send(ctx, collective.Buf(make([]float32, n)), me, 77); err != nil {
+			fmt.Printf("RESULT fail rank %d: a send to oneself left unreceived: %v\n", me, err)
+			return 1
+		}
 	}
 	if err := c.Close(); err != nil || !mpi.Finalized() {
 		fmt.Printf("RESULT fail rank %d: close: %v (MPI finalized: %v)\n", me, err, mpi.Finalized())
