@@ -40,9 +40,24 @@ import (
 // A context that ends before a blocking call or a Wait completes fails the
 // communicator (the operation cannot be withdrawn from peers that wait for
 // it): the call returns an error wrapping ErrAborted and the context's
-// error. The mpi backend cannot interrupt a call inside the MPI library:
-// there a blocking call checks its context before it starts only; use the
-// I-form and Wait to bound a wait.
+// error. That holds for a receive too, on every backend: after a Recv (or
+// an IRecv's Wait) whose context ended, the communicator and its world are
+// failed, so close them (on the mpi backend the receive is withdrawn with
+// MPI_Cancel, so that Close still finalises MPI). The mpi backend
+// cannot interrupt a call inside the MPI library: there a blocking
+// collective or Send checks its context before it starts only (use the
+// I-form and Wait to bound a wait), while Recv and Wait return when their
+// context ends.
+//
+// # Buffers
+//
+// The zero Buffer is an empty buffer wherever a call takes one, collective
+// or point to point: it takes the element type of the call's other
+// buffer, and is float32 where nothing else gives a type (a Send, a Recv,
+// a Broadcast, a rank's only buffer of a rooted call, or both buffers of a
+// pair). Ranks must still agree on the type of a collective, so a rank
+// whose only buffer is empty passes Buf([]T(nil)) for a type other than
+// float32. An empty message matches a receive of any type.
 //
 // # Failures
 //
@@ -180,7 +195,12 @@ func (c *Comm) abortCtx(ctx context.Context, k driver.Kind) {
 // invalid is the error of a call whose arguments are wrong; the call is
 // not issued and the communicator goes on.
 func (c *Comm) invalid(k driver.Kind, format string, a ...any) error {
-	return &OpError{Op: k.String(), Backend: c.backend, Rank: c.me, Peer: -1,
+	return c.invalidOp(k.String(), format, a...)
+}
+
+// invalidOp is invalid for a call that is not a driver.Kind (Cart).
+func (c *Comm) invalidOp(op, format string, a ...any) error {
+	return &OpError{Op: op, Backend: c.backend, Rank: c.me, Peer: -1,
 		Err: &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: c.me, Msg: fmt.Sprintf(format, a...)}}
 }
 
@@ -299,6 +319,24 @@ func (c *Comm) done(err error) *Request {
 
 // --- argument checks -------------------------------------------------------
 
+// zero reports whether b is the zero Buffer (or any untyped empty one).
+func (b Buffer) zero() bool { return b.dt == 0 && b.mem == nil && len(b.b) == 0 }
+
+// typed gives a zero Buffer, which is empty, the element type of the
+// call's other buffer, and float32 when that one is zero too (the rule in
+// Comm's doc).
+func typed(send, recv Buffer) (Buffer, Buffer) {
+	switch {
+	case send.zero() && recv.zero():
+		send.dt, recv.dt = Float32, Float32
+	case send.zero():
+		send.dt = recv.dt
+	case recv.zero():
+		recv.dt = send.dt
+	}
+	return send, recv
+}
+
 func (c *Comm) checkPair(k driver.Kind, send, recv Buffer, wantRecv int) error {
 	if !send.dt.Valid() {
 		return c.invalid(k, "send buffer has invalid type %d", send.dt)
@@ -354,6 +392,7 @@ func (c *Comm) checkCounts(k driver.Kind, name string, counts []int) (int, error
 
 func (c *Comm) allReduce(a *driver.Call, send, recv Buffer, op Op) error {
 	const k = driver.AllReduce
+	send, recv = typed(send, recv)
 	if err := c.checkPair(k, send, recv, send.Len()); err != nil {
 		return err
 	}
@@ -378,6 +417,7 @@ func (c *Comm) IAllReduce(send, recv Buffer, op Op) *Request {
 
 func (c *Comm) broadcast(a *driver.Call, buf Buffer, root int) error {
 	const k = driver.Broadcast
+	buf, _ = typed(buf, buf)
 	if !buf.dt.Valid() {
 		return c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
@@ -406,6 +446,7 @@ func (c *Comm) reduce(a *driver.Call, send, recv Buffer, op Op, root int) error 
 	if err := c.checkRoot(k, root); err != nil {
 		return err
 	}
+	send, recv = typed(send, recv)
 	want := send.Len()
 	if c.rank != root {
 		recv, want = Buffer{dt: send.dt}, 0
@@ -433,6 +474,7 @@ func (c *Comm) IReduce(send, recv Buffer, op Op, root int) *Request {
 
 func (c *Comm) allGather(a *driver.Call, send, recv Buffer) error {
 	const k = driver.AllGather
+	send, recv = typed(send, recv)
 	if err := c.checkPair(k, send, recv, send.Len()*c.size); err != nil {
 		return err
 	}
@@ -454,6 +496,7 @@ func (c *Comm) IAllGather(send, recv Buffer) *Request {
 
 func (c *Comm) allGatherV(a *driver.Call, send, recv Buffer, counts []int) error {
 	const k = driver.AllGatherV
+	send, recv = typed(send, recv)
 	total, err := c.checkCounts(k, "counts", counts)
 	if err != nil {
 		return err
@@ -481,6 +524,7 @@ func (c *Comm) IAllGatherV(send, recv Buffer, counts []int) *Request {
 
 func (c *Comm) reduceScatter(a *driver.Call, send, recv Buffer, op Op) error {
 	const k = driver.ReduceScatter
+	send, recv = typed(send, recv)
 	if send.Len() != recv.Len()*c.size {
 		return c.invalid(k, "send holds %d elements, want %d ranks x %d", send.Len(), c.size, recv.Len())
 	}
@@ -507,6 +551,7 @@ func (c *Comm) IReduceScatter(send, recv Buffer, op Op) *Request {
 
 func (c *Comm) allToAll(a *driver.Call, send, recv Buffer) error {
 	const k = driver.AllToAll
+	send, recv = typed(send, recv)
 	if send.Len()%c.size != 0 {
 		return c.invalid(k, "send holds %d elements, not a multiple of %d ranks", send.Len(), c.size)
 	}
@@ -530,6 +575,7 @@ func (c *Comm) IAllToAll(send, recv Buffer) *Request {
 
 func (c *Comm) allToAllV(a *driver.Call, send Buffer, sc []int, recv Buffer, rc []int) error {
 	const k = driver.AllToAllV
+	send, recv = typed(send, recv)
 	st, err := c.checkCounts(k, "sendCounts", sc)
 	if err != nil {
 		return err

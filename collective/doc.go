@@ -63,7 +63,8 @@
 // type it does not take (Op.Accepts) fails with ErrInvalid naming both.
 // Halves are reduced in float32 and rounded back after each step, as NCCL
 // does. Results are the same bits on every rank. docs/MPI.md maps the
-// types and reductions to MPI's.
+// types and reductions to MPI's. The zero Buffer is an empty buffer in
+// every call (Comm, "Buffers").
 //
 // # Device memory
 //
@@ -84,8 +85,14 @@
 // PeerOf) instead of hanging: ErrPeerLost, ErrTimeout, ErrMismatch. A
 // failed communicator stays failed, with every communicator split from
 // the same world: close it and open a new one. A call with invalid
-// arguments returns ErrInvalid, is not issued, and fails nothing. Ranks in
-// errors are world ranks.
+// arguments returns ErrInvalid, is not issued, and fails nothing; so do
+// the Cartesian helpers (Dims, Comm.Cart). Ranks in errors are world
+// ranks.
+//
+// The rules that differ from one MPI library to another are the same on
+// every backend here (docs/MPI.md lists them): a send to oneself never
+// waits for its receive; a receive returns when its context ends; GatherV
+// and ScatterV read counts at the root only; the zero Buffer is empty.
 //
 // # Concurrency
 //

@@ -82,3 +82,10 @@ func TestAbortNamesTheRank(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalRules runs the suite's behaviour rules (collectivetest's
+// rules/ cases) alone, on the sizes where their corner cases differ; the
+// conformance tests run them with the rest.
+func TestLocalRules(t *testing.T) {
+	collectivetest.Run(t, []int{1, 2, 3, 4}, local(), collectivetest.Options{Only: "rules/"})
+}

@@ -30,6 +30,7 @@ type Status = driver.Status
 // device memory is staged through host memory: finish, when not nil, must
 // run once the call has completed well.
 func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok bool, finish func() error, err error) {
+	buf, _ = typed(buf, buf)
 	if !buf.dt.Valid() {
 		return false, nil, c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
@@ -76,8 +77,10 @@ var nullStatus = Status{Source: ProcNull, Tag: AnyTag}
 // be reused. On Weft's transports it never waits for the matching receive;
 // with the mpi backend a large message may (MPI's standard mode). A
 // program that must not deadlock whatever the backend exchanges with
-// Sendrecv, or posts IRecv before Send. dest may be this rank, or
-// ProcNull.
+// Sendrecv, or posts IRecv before Send. dest may be ProcNull, or this
+// rank: a send to oneself never waits for its receive, on every backend
+// (the message is buffered until this rank receives it), as does an
+// ISend's Wait, so Send to self then Recv works whatever the size.
 func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 	a := new(driver.Call)
 	if ok, _, err := c.p2p(a, driver.Send, buf, dest, tag); !ok {
@@ -91,7 +94,9 @@ func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 // may be shorter than buf; a longer one is an error wrapping ErrMismatch,
 // as is one of another element type on Weft's transports. Messages from
 // one sender that a receive could match arrive in the order they were
-// sent. Recv waits as long as ctx allows while the peers are alive.
+// sent. Recv waits as long as ctx allows while the peers are alive, on
+// every backend: when ctx ends first it returns at once, with ErrAborted
+// and the context's error, and the communicator is failed (see Comm).
 func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, error) {
 	a := new(driver.Call)
 	ok, finish, err := c.p2p(a, driver.Recv, buf, source, tag)

@@ -13,8 +13,9 @@ func (c *Comm) gather(a *driver.Call, k driver.Kind, send, recv Buffer, counts [
 	if err := c.checkRoot(k, root); err != nil {
 		return err
 	}
+	send, recv = typed(send, recv)
 	total := send.Len() * c.size
-	if k == driver.GatherV {
+	if k == driver.GatherV && c.rank == root {
 		var err error
 		if total, err = c.checkCounts(k, "counts", counts); err != nil {
 			return err
@@ -35,9 +36,18 @@ func (c *Comm) gather(a *driver.Call, k driver.Kind, send, recv Buffer, counts [
 		return err
 	}
 	if k == driver.GatherV {
-		a.Count, a.Counts = total, append([]int(nil), counts...)
+		a.Count, a.Counts = 0, rootCounts(c.rank == root, counts)
 	}
 	return nil
+}
+
+// rootCounts is the Counts of a GatherV or ScatterV call: the root's
+// counts; nil elsewhere, where the rank's own block is its buffer.
+func rootCounts(root bool, counts []int) []int {
+	if !root {
+		return nil
+	}
+	return append([]int(nil), counts...)
 }
 
 // Gather concatenates send of every rank, in rank order, into recv of rank
@@ -54,7 +64,11 @@ func (c *Comm) IGather(send, recv Buffer, root int) *Request {
 }
 
 // GatherV is Gather with counts[i] elements from rank i, packed in rank
-// order in the root's recv. send.Len() == counts[Rank()].
+// order in the root's recv. Only the root reads counts (as MPI_Gatherv's
+// recvcounts): there send.Len() == counts[root]; every other rank's block
+// is its send, and its counts may be nil (whatever it holds is ignored).
+// Where the root's counts[i] is not rank i's send.Len(), every rank gets
+// an error wrapping ErrMismatch.
 func (c *Comm) GatherV(ctx context.Context, send, recv Buffer, counts []int, root int) error {
 	return c.blocking(ctx, func(a *driver.Call) error { return c.gather(a, driver.GatherV, send, recv, counts, root) })
 }
@@ -68,8 +82,12 @@ func (c *Comm) scatter(a *driver.Call, k driver.Kind, send Buffer, counts []int,
 	if err := c.checkRoot(k, root); err != nil {
 		return err
 	}
+	if c.rank != root {
+		send = Buffer{}
+	}
+	send, recv = typed(send, recv)
 	total := recv.Len() * c.size
-	if k == driver.ScatterV {
+	if k == driver.ScatterV && c.rank == root {
 		var err error
 		if total, err = c.checkCounts(k, "counts", counts); err != nil {
 			return err
@@ -97,7 +115,7 @@ func (c *Comm) scatter(a *driver.Call, k driver.Kind, send Buffer, counts []int,
 		return err
 	}
 	if k == driver.ScatterV {
-		a.Count, a.Counts = total, append([]int(nil), counts...)
+		a.Count, a.Counts = 0, rootCounts(c.rank == root, counts)
 	}
 	return nil
 }
@@ -115,7 +133,11 @@ func (c *Comm) IScatter(send, recv Buffer, root int) *Request {
 }
 
 // ScatterV is Scatter with counts[i] elements to rank i, packed in rank
-// order in the root's send. recv.Len() == counts[Rank()].
+// order in the root's send. Only the root reads counts (as MPI_Scatterv's
+// sendcounts): there recv.Len() == counts[root]; every other rank's block
+// is its recv, and its counts may be nil (whatever it holds is ignored).
+// Where the root's counts[i] is not rank i's recv.Len(), every rank gets
+// an error wrapping ErrMismatch.
 func (c *Comm) ScatterV(ctx context.Context, send Buffer, counts []int, recv Buffer, root int) error {
 	return c.blocking(ctx, func(a *driver.Call) error { return c.scatter(a, driver.ScatterV, send, counts, recv, root) })
 }
@@ -126,6 +148,7 @@ func (c *Comm) IScatterV(send Buffer, counts []int, recv Buffer, root int) *Requ
 }
 
 func (c *Comm) scan(a *driver.Call, k driver.Kind, send, recv Buffer, op Op) error {
+	send, recv = typed(send, recv)
 	if err := c.checkPair(k, send, recv, send.Len()); err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func scanCase(dt collective.DType, op collective.Op, cnt int, ex bool) func(cont
 }
 
 func p2pCases(big int) []Case {
-	return []Case{
+	return append([]Case{
 		{"p2p/anysource-racing-tagged", anySourceCase},
 		{"p2p/short-message-status", shortMessageCase},
 		{"p2p/self", selfCase(big / 4)},
@@ -164,7 +164,7 @@ func p2pCases(big int) []Case {
 		{"invalid/usable", invalidCase},
 		{"dup", dupCase},
 		{"cart", cartCase},
-	}
+	}, ruleCases(big)...)
 }
 
 // anySourceCase: every other rank sends rank 0 two messages, tags 1 and 2;

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,9 @@ type Options struct {
 	// results, then run on device buffers (collective.DeviceBuf) of that
 	// device, filled from and read back to the host.
 	Device func(c *collective.Comm) int
+	// Only, when not empty, runs only the cases whose names start with it
+	// (a focused run: "rules/").
+	Only string
 }
 
 // Case is one check. Run is called on every rank, in the same order.
@@ -175,6 +179,9 @@ func RunRank(ctx context.Context, c *collective.Comm, o Options) []error {
 	}
 	var errs []error
 	for _, cs := range Cases(c.Size(), o) {
+		if !strings.HasPrefix(cs.Name, o.Only) {
+			continue
+		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		var a *arena
 		if o.Device != nil {

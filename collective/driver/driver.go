@@ -124,8 +124,9 @@ func (s Status) Count(dt DType) int {
 // Counts are in elements. Count is the whole buffer for AllReduce, Reduce,
 // Broadcast, Scan and Exscan; one rank's block for AllGather,
 // ReduceScatter, Split, Gather and Scatter; one peer's block for AllToAll;
-// the total of Counts for AllGatherV, GatherV and ScatterV; the message for
-// Send, and the receive buffer's capacity for Recv. Send and Recv hold
+// the total of Counts for AllGatherV; 0 for GatherV and ScatterV, whose
+// Counts only the root has (elsewhere nil: a rank's block is its buffer);
+// the message for Send, and the receive buffer's capacity for Recv. Send and Recv hold
 // exactly the bytes the operation reads and writes (Recv is empty on the
 // ranks of a Reduce or Gather other than the root, Send on the ranks of a
 // Scatter other than the root); for Broadcast both are the one buffer.
@@ -140,8 +141,9 @@ type Call struct {
 	Recv  []byte
 	Count int
 	// Counts is the block of each rank of AllGatherV, GatherV and
-	// ScatterV, and AllToAllV's count sent to each rank; RecvCounts is
-	// AllToAllV's count received from each.
+	// ScatterV (the latter two at the root only), and AllToAllV's count
+	// sent to each rank; RecvCounts is AllToAllV's count received from
+	// each.
 	Counts, RecvCounts []int
 	Root               int // Broadcast, Reduce, Gather(V), Scatter(V)
 	// Send, Recv: the other rank of this communicator (a Recv's may be

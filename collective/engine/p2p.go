@@ -180,7 +180,8 @@ func (m *matcher) take(src, tag int) *slot {
 
 // bind gives env to the receive s: the frames kept so far land in its
 // buffer, the rest will as they come. m.mu and env.p.mu are held. A
-// message of another type, or longer than the receive, is a mismatch.
+// non-empty message of another type, or one longer than the receive, is a
+// mismatch.
 func (env *envelope) bind(s *slot) *driver.Failure {
 	p := env.p
 	s.p, s.want = p, env.msgLen
@@ -189,7 +190,7 @@ func (env *envelope) bind(s *slot) *driver.Failure {
 	p.posted[s.key] = s // so that settle and failures see it
 	var f *driver.Failure
 	switch {
-	case env.dtype != s.d.dtype:
+	case env.dtype != s.d.dtype && env.msgLen > 0: // an empty message has no type to disagree on
 		f = &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
 			Msg: fmt.Sprintf("rank %d sent %d bytes of %v (tag %d) where rank %d receives %v", p.rank, env.msgLen, env.dtype, env.tag, p.ep.rank, s.d.dtype)}
 	case env.msgLen > len(s.buf):

@@ -28,12 +28,18 @@
 // goroutine, or, for the I-forms, on a goroutine of the communicator
 // (package collective runs them there in issue order). So AllReduce on one
 // rank matches IAllReduce on another, which MPI's own blocking and
-// non-blocking collectives do not (MPI-3.1 section 5.12). Send and Recv
-// are MPI_Send and MPI_Recv; ISend and IRecv are MPI_Isend and MPI_Irecv,
+// non-blocking collectives do not (MPI-3.1 section 5.12). Send is
+// MPI_Send and Recv MPI_Recv (with a context that can end, MPI_Irecv
+// waited for as below); ISend and IRecv are MPI_Isend and MPI_Irecv,
 // waited for by polling MPI_Test (back to back for 50 us, then yielding
 // the CPU between tests, never sleeping: MPI moves a transfer forward
 // only inside its calls), their buffers pinned until MPI is done with
-// them. Split is MPI_Comm_split; Open duplicates
+// them. A receive whose context ends is withdrawn with MPI_Cancel (if
+// its message matched first, it completes with it). A Send or ISend to
+// this rank is an MPI_Isend from a copy in C memory, complete at once
+// (collective's rule: a send to oneself never waits for its receive);
+// the copy is freed when a receive takes the message, and Close receives
+// and drops those never received. Split is MPI_Comm_split; Open duplicates
 // MPI_COMM_WORLD, so Weft's traffic never matches another library's.
 //
 // In-place calls map to MPI_IN_PLACE (AllReduce, AllToAll, and Reduce on
@@ -77,10 +83,12 @@
 //
 // # What MPI does not give
 //
-//   - A call inside the library cannot be interrupted: a blocking call
-//     checks its context before it starts only. Wait honours its context:
-//     when it ends first the communicator fails and the call is abandoned
-//     to MPI, which keeps the buffers until it completes it, if ever.
+//   - A call inside the library cannot be interrupted: a blocking
+//     collective or Send checks its context before it starts only. Recv
+//     and Wait honour their context: when it ends first the communicator
+//     fails, a receive is withdrawn (MPI_Cancel), and any other call is
+//     abandoned to MPI, which keeps the buffers until it completes it, if
+//     ever.
 //   - Peers are not told of a failure: Abort and a context's end fail this
 //     process's communicators only; MPI's only remedy is MPI_Abort, which
 //     ends the whole job (Comm.AbortJob). Open MPI and MPICH end the job
@@ -88,15 +96,16 @@
 //     waits too long, so ErrPeerLost and ErrTimeout are never returned.
 //   - MPI does not compare the arguments of a collective across ranks; the
 //     signature check (below) does, unless WEFT_CHECK=off.
-//   - Send may wait for the matching Recv (MPI's standard mode uses a
-//     rendezvous for large messages).
+//   - Send to another rank may wait for the matching Recv (MPI's
+//     standard mode uses a rendezvous for large messages).
 //   - Tags stop at the library's MPI_TAG_UB (2^31-1 in Open MPI 4.1,
 //     2^28-1 in MPICH 4.0) and counts at 2^31-1 elements (MPI's C int);
 //     the front end refuses more with ErrInvalid.
 //   - MPI can be initialised once per process: Close of the last
-//     communicator calls MPI_Finalize (unless calls are still inside MPI,
-//     when the process should exit instead), and a later Open fails with
-//     ErrClosed.
+//     communicator calls MPI_Finalize (also after receives whose context
+//     ended, which were withdrawn; unless calls are still inside MPI or
+//     abandoned to it, when the process should exit instead), and a later
+//     Open fails with ErrClosed.
 //
 // # Signature check
 //
@@ -114,7 +123,13 @@
 // rank is higher: the rule of Weft's own transports), before any of the
 // call's bytes moves; the communicator, and its world, are then failed,
 // as on every backend. AllToAllV's counts, which differ by rank, are not
-// compared (MPI matches them pair by pair); calls on different
+// compared (MPI matches them pair by pair). GatherV and ScatterV, whose
+// counts only the root passes, skip the allreduce: the ranks gather their
+// signatures, each with its own block and the root's with its counts'
+// fingerprint, and when a block is not the root's count the root
+// broadcasts its counts, so that every rank returns the same ErrMismatch,
+// naming the block's sender (the rank for GatherV, the root for
+// ScatterV), as Weft's transports do; calls on different
 // communicators never meet (each is an MPI communicator of its own), so
 // they hang, and the watchdog ends the job. WEFT_CHECK chooses: all (the
 // default; also 1), first (the first collective of each communicator
@@ -157,7 +172,7 @@
 // before a barrier) ends the job too: raise WEFT_TIMEOUT for such
 // programs, as on Weft's transports. Send, Recv, Probe and the MPI calls of
 // Open, Split and Close are not watched (a receive may wait for a message
-// as long as the program likes; bound it with IRecv and Wait's context). A
+// as long as the program likes; bound it with its context). A
 // collective given up on by its context stays watched while MPI holds it.
 // Under MPICH, a rank blocked inside a call may not answer within the
 // wait either (its threads share one lock), so the lines may name more

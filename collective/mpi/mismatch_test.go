@@ -129,6 +129,34 @@ var mismatches = []mismatchCase{
 			recv := filled[float32](total, sentinel)
 			return d.AllGatherV(ctx, collective.Buf(filled[float32](2, 1)), collective.Buf(recv), counts), untouched(recv, sentinel)
 		}},
+	{"gatherv/blocks", []string{"gatherv(float32, root 0)", "rank 1's send holds 3"},
+		func(ctx context.Context, d *collective.Comm, odd bool) (error, func() error) {
+			// Counts at the root only: rank 1's block is not its count.
+			var counts []int
+			var recv []float32
+			if d.Rank() == 0 {
+				counts = slices.Repeat([]int{2}, d.Size())
+				recv = filled[float32](2*d.Size(), sentinel)
+			}
+			own := 2
+			if odd {
+				own = 3
+			}
+			return d.GatherV(ctx, collective.Buf(filled[float32](own, 1)), collective.Buf(recv), counts, 0), untouched(recv, sentinel)
+		}},
+	{"scatterv/blocks", []string{"scatterv(float32, root 1)", "rank 0's recv holds 2", "the root sends"},
+		func(ctx context.Context, d *collective.Comm, odd bool) (error, func() error) {
+			// The root, rank 1, gives rank 0 three elements; it expects two.
+			var counts []int
+			var send []float32
+			if odd {
+				counts = slices.Repeat([]int{2}, d.Size())
+				counts[0] = 3
+				send = filled[float32](2*d.Size()+1, 1)
+			}
+			recv := filled[float32](2, sentinel)
+			return d.ScatterV(ctx, collective.Buf(send), counts, collective.Buf(recv), 1), untouched(recv, sentinel)
+		}},
 	{"nonblocking", []string{"allreduce(500 x float32, sum)", "allreduce(1000 x float32, sum)"},
 		func(ctx context.Context, d *collective.Comm, odd bool) (error, func() error) {
 			n := 1000

@@ -56,7 +56,8 @@ var lib struct {
 	users     int // conns not yet closed
 	opens     int // Opens that made a communicator (the key of the next)
 
-	active atomic.Int64 // calls inside MPI, on any conn
+	active    atomic.Int64 // calls inside MPI, on any conn
+	stuckSelf atomic.Int64 // conns closed with sends to self MPI did not complete
 
 	abandonedMu sync.Mutex
 	abandoned   map[*pending]struct{} // given up on while MPI still owns their buffers
@@ -82,6 +83,9 @@ type conn struct {
 	mu      sync.Mutex
 	pending map[*pending]struct{} // Sends and Recvs started and not yet complete
 	lost    int                   // pendings abandoned while MPI still runs them
+
+	selfMu sync.Mutex
+	selfs  []*selfSend // sends to this rank MPI has not completed, oldest first (p2p.go)
 
 	// The collectives, which the front end runs one at a time (Split too).
 	seq    int64     // collectives run so far
@@ -409,8 +413,12 @@ func (c *conn) Close() error {
 	}
 	reap()
 	var err error
+	selfDone := c.drainSelf()
 	c.mu.Lock()
-	busy := lib.active.Load() > 0 || c.lost > 0 // MPI may still use the communicator
+	busy := lib.active.Load() > 0 || c.lost > 0 || !selfDone // MPI may still use the communicator
+	if !selfDone {
+		lib.stuckSelf.Add(1)
+	}
 	c.mu.Unlock()
 	if !busy {
 		// A call still inside MPI stays in the watchdog's eye.
@@ -428,7 +436,7 @@ func (c *conn) Close() error {
 	lib.abandonedMu.Lock()
 	stuck := len(lib.abandoned)
 	lib.abandonedMu.Unlock()
-	if stuck > 0 || lib.active.Load() > 0 || dog.fired.Load() {
+	if stuck > 0 || lib.stuckSelf.Load() > 0 || lib.active.Load() > 0 || dog.fired.Load() {
 		// MPI still runs calls given up on (or a watchdog is ending the
 		// job): finalising now would hang or crash. The process should
 		// exit; the launcher then ends the job.

@@ -40,10 +40,12 @@ func TestMain(m *testing.M) {
 
 // roles are the parts of ranks that open their worlds themselves.
 var roles = map[string]func() int{
-	"mismatch": mismatchRole,
-	"checkvar": checkVarRole,
-	"stall":    stallRole,
-	"absent":   absentRole,
+	"mismatch":    mismatchRole,
+	"checkvar":    checkVarRole,
+	"stall":       stallRole,
+	"absent":      absentRole,
+	"rules":       rulesRole,
+	"recvtimeout": recvTimeoutRole,
 }
 
 // runRole is one rank of an MPI job.

@@ -5,6 +5,7 @@ package mpi
 // Point to point, non-blocking: Start's requests, and Probe.
 
 /*
+#include <stdlib.h>
 #include "weft_mpi.h"
 */
 import "C"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/weft-hpc/weft/collective/driver"
 )
@@ -35,8 +37,17 @@ type pending struct {
 	err  error // set before done
 }
 
-// Start is MPI_Isend or MPI_Irecv.
+// Start is MPI_Isend or MPI_Irecv; a Send to this rank is buffered
+// (sendSelf) and complete at once.
 func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
+	if a.Kind == driver.Send && a.Peer == c.rank {
+		if err := c.sendSelf(a); err != nil {
+			return nil, err
+		}
+		p := &pending{c: c, a: a}
+		p.done.Store(true)
+		return p, nil
+	}
 	p := &pending{c: c, a: a, req: new(C.MPI_Request)}
 	buf := a.Send
 	if a.Kind == driver.Recv {
@@ -74,10 +85,35 @@ func (p *pending) Test() (bool, error) {
 		return true, p.err
 	}
 	if f := p.c.w.failed.Load(); f != nil {
-		p.abandonLocked(f)
+		p.giveUpLocked(f)
 		return true, p.err
 	}
 	return false, nil
+}
+
+// giveUpLocked completes p with f, its caller having stopped waiting. A
+// receive is withdrawn (MPI_Cancel), so that MPI holds nothing of it and
+// Close can still finalise MPI; if its message matched first, it completes
+// with that message instead. A send cannot be withdrawn (MPI-4 deprecates
+// cancelling one): it is abandoned to MPI. p.mu is held.
+func (p *pending) giveUpLocked(f *driver.Failure) {
+	if p.a.Kind != driver.Recv {
+		p.abandonLocked(f)
+		return
+	}
+	var cancelled C.int
+	var st C.weft_status
+	switch rc := C.weft_cancel(p.req, &cancelled, &st); {
+	case rc != 0 && C.weft_request_null(p.req) != 0:
+		p.finishLocked(p.c.recvFailure("MPI_Cancel of an MPI_Irecv", p.a, rc, st))
+	case rc != 0:
+		p.abandonLocked(f)
+	case cancelled != 0:
+		p.finishLocked(f)
+	default:
+		p.a.Status = status(st)
+		p.finishLocked(nil)
+	}
 }
 
 // Wait polls MPI_Test until the call completes: MPI moves non-blocking
@@ -98,7 +134,7 @@ func (p *pending) Wait(ctx context.Context) error {
 			case <-ctx.Done():
 				p.mu.Lock()
 				if !p.done.Load() && !p.poll() {
-					p.abandonLocked(&driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1,
+					p.giveUpLocked(&driver.Failure{Kind: driver.ErrAborted, Culprit: -1, Origin: -1,
 						Msg: fmt.Sprintf("rank %d gave up waiting in %v", p.c.rank, p.a.Kind), Cause: context.Cause(ctx)})
 				}
 				p.mu.Unlock()
@@ -235,4 +271,78 @@ func (c *conn) Probe(ctx context.Context, peer, tag int, wait bool) (driver.Stat
 			pause(time.Since(start))
 		}
 	}
+}
+
+// A Send to this rank never waits for its receive, whatever its size (the
+// rule of collective.Comm.Send; MPI_Send would, for a message past the
+// eager limit, wait for a receive that only this rank's next call can
+// post): sendSelf copies the message into C memory and posts an MPI_Isend
+// of the copy, which MPI completes when a receive takes it. The copies are
+// freed as their sends complete (reapSelf, at every send to self and in
+// Close), and Close receives those never received (drainSelf), so that
+// MPI holds nothing of them when it finalises.
+type selfSend struct {
+	req *C.MPI_Request
+	buf unsafe.Pointer // C memory; nil for an empty message
+	tag int
+}
+
+func (c *conn) sendSelf(a *driver.Call) error {
+	c.reapSelf()
+	s := &selfSend{req: new(C.MPI_Request), tag: a.Tag}
+	if len(a.Send) > 0 {
+		s.buf = C.CBytes(a.Send)
+	}
+	if rc := C.weft_send(s.buf, C.int(a.Count), ctype(a.DType), C.int(c.rank), C.int(a.Tag), c.comm, s.req); rc != 0 {
+		C.free(s.buf)
+		return failure("MPI_Isend of a message to this rank", rc)
+	}
+	c.selfMu.Lock()
+	c.selfs = append(c.selfs, s)
+	c.selfMu.Unlock()
+	return nil
+}
+
+// reapSelf frees the copies of the sends to self MPI has completed, and
+// reports how many are left.
+func (c *conn) reapSelf() int {
+	c.selfMu.Lock()
+	defer c.selfMu.Unlock()
+	left := c.selfs[:0]
+	for _, s := range c.selfs {
+		var flag C.int // set when MPI has released the request, also on an error
+		if C.weft_test(s.req, &flag, nil); flag == 0 {
+			left = append(left, s)
+			continue
+		}
+		C.free(s.buf)
+	}
+	clear(c.selfs[len(left):])
+	c.selfs = left
+	return len(left)
+}
+
+// drainSelf receives, and drops, the messages this rank sent itself and
+// never received, the oldest first, until every send to self is complete
+// or a second has passed; it reports whether they all are.
+func (c *conn) drainSelf() bool {
+	deadline := time.Now().Add(time.Second)
+	for c.reapSelf() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		c.selfMu.Lock()
+		tag := c.selfs[0].tag
+		c.selfMu.Unlock()
+		var found C.int
+		var st C.weft_status
+		if rc := C.weft_iprobe(C.int(c.rank), C.int(tag), c.comm, &found, &st); rc != 0 || found == 0 || st.bytes < 0 {
+			C.weft_yield()
+			continue
+		}
+		scratch := C.malloc(C.size_t(max(1, int(st.bytes))))
+		C.weft_recv(scratch, st.bytes, C.WEFT_T_U8, C.int(c.rank), C.int(tag), c.comm, nil, nil)
+		C.free(scratch)
+	}
+	return true
 }

@@ -23,7 +23,8 @@ import (
 )
 
 // Run makes the blocking MPI call of a on the caller's goroutine. MPI
-// cannot interrupt it: ctx is checked before the call only. A collective
+// cannot interrupt it: ctx is checked before the call only, but for a
+// Recv (recvCtx), and a Send to this rank never waits (sendSelf). A collective
 // first agrees on its signature with the other ranks (WEFT_CHECK), and the
 // watchdog ends the job if it stays inside MPI past its limit (package
 // doc).
@@ -40,9 +41,14 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 	keepScheduled(len(a.Send) + len(a.Recv))
 	lib.active.Add(1)
 	var err error
-	if a.Kind.Collective() {
+	switch {
+	case a.Kind.Collective():
 		err = c.collective(a)
-	} else {
+	case a.Kind == driver.Send && a.Peer == c.rank:
+		err = c.sendSelf(a) // never waits for its receive (p2p.go)
+	case a.Kind == driver.Recv && ctx.Done() != nil:
+		err = c.recvCtx(ctx, a)
+	default:
 		err = c.run(a)
 	}
 	lib.active.Add(-1)
@@ -50,6 +56,18 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 		reduce.Scale(a.DType, a.Recv, c.size) // Avg is MPI's sum, divided here as the other backends do
 	}
 	return err
+}
+
+// recvCtx is a blocking Recv whose context can end: MPI_Irecv, polled as
+// Wait polls it, and withdrawn with MPI_Cancel when ctx ends first, so
+// that the call returns then and MPI holds nothing of it (Close still
+// finalises MPI). A Recv whose context never ends is one MPI_Recv.
+func (c *conn) recvCtx(ctx context.Context, a *driver.Call) error {
+	p, err := c.Start(a)
+	if err != nil {
+		return err
+	}
+	return p.Wait(ctx)
 }
 
 // collective runs the collective a: its signature check when WEFT_CHECK
@@ -70,7 +88,7 @@ func (c *conn) collective(a *driver.Call) error {
 	c.watch.mu.Unlock()
 	var err error
 	if check {
-		err = c.agree(s)
+		err = c.agree(s, a)
 		c.running.Store(id)
 	}
 	if err == nil {
@@ -83,16 +101,22 @@ func (c *conn) collective(a *driver.Call) error {
 // agree is the signature check (sig.go): one MPI_Allreduce of (h, -h)
 // with MPI_MAX tells every rank whether all hashes are equal; if not, the
 // ranks gather every signature and return the same ErrMismatch, which
-// names the rank to blame, before any of the call's data moves.
-func (c *conn) agree(s sig) error {
-	h := s.hash()
-	*c.agreed = [2]int64{h, -h}
-	p := unsafe.Pointer(c.agreed)
-	if rc := C.weft_allreduce(p, p, 2, C.WEFT_T_I64, C.WEFT_OP_MAX, 1, c.comm); rc != 0 {
-		return failure("MPI_Allreduce of the call's signature (WEFT_CHECK)", rc)
-	}
-	if c.agreed[0] == -c.agreed[1] {
-		return nil
+// names the rank to blame, before any of the call's data moves. GatherV
+// and ScatterV, whose blocks only the root knows, always gather the
+// signatures (each holds its rank's block), and when a block is not the
+// root's count the root broadcasts its counts, so that every rank names
+// the same ranks.
+func (c *conn) agree(s sig, a *driver.Call) error {
+	if !rootedV(s.Kind) {
+		h := s.hash()
+		*c.agreed = [2]int64{h, -h}
+		p := unsafe.Pointer(c.agreed)
+		if rc := C.weft_allreduce(p, p, 2, C.WEFT_T_I64, C.WEFT_OP_MAX, 1, c.comm); rc != 0 {
+			return failure("MPI_Allreduce of the call's signature (WEFT_CHECK)", rc)
+		}
+		if c.agreed[0] == -c.agreed[1] {
+			return nil
+		}
 	}
 	mine, all := s.words(), make([]int64, sigWords*c.size)
 	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), sigWords, C.WEFT_T_I64, 0, c.comm); rc != 0 {
@@ -102,7 +126,38 @@ func (c *conn) agree(s sig) error {
 	for r := range sigs {
 		sigs[r] = sigFrom(all[r*sigWords:])
 	}
-	return mismatch(sigs, c.world)
+	for _, t := range sigs {
+		if !t.same(s) {
+			return mismatch(sigs, c.world)
+		}
+	}
+	if !rootedV(s.Kind) {
+		return mismatch(sigs, c.world) // hashes differ, signatures do not: cannot be, but never pass it
+	}
+	lens := make([]int, c.size)
+	for r, t := range sigs {
+		lens[r] = t.Count
+	}
+	if fingerprint(lens) == sigs[s.Root].Counts {
+		return nil
+	}
+	counts := make([]int64, c.size)
+	if c.rank == s.Root {
+		for r, n := range a.Counts {
+			counts[r] = int64(n)
+		}
+	}
+	if rc := C.weft_bcast(unsafe.Pointer(&counts[0]), C.int(c.size), C.WEFT_T_I64, C.int(s.Root), c.comm); rc != 0 {
+		return failure("MPI_Bcast of the root's counts (WEFT_CHECK)", rc)
+	}
+	want := make([]int, c.size)
+	for r, n := range counts {
+		want[r] = int(n)
+	}
+	if f := blocks(sigs, want, c.world); f != nil {
+		return f
+	}
+	return nil // a fingerprint collision: the counts agree
 }
 
 func (c *conn) run(a *driver.Call) error {
@@ -172,7 +227,7 @@ func (c *conn) run(a *driver.Call) error {
 		}
 	case driver.Gather, driver.GatherV:
 		in, cnt, displ := false, []C.int{0}, []C.int{0}
-		if a.Kind == driver.GatherV {
+		if a.Counts != nil { // GatherV at the root: MPI reads counts there only
 			cnt, displ = cints(a.Counts)
 		}
 		if c.rank == a.Root {
@@ -191,7 +246,7 @@ func (c *conn) run(a *driver.Call) error {
 		}
 	case driver.Scatter, driver.ScatterV:
 		in, cnt, displ := false, []C.int{0}, []C.int{0}
-		if a.Kind == driver.ScatterV {
+		if a.Counts != nil { // ScatterV at the root: MPI reads counts there only
 			cnt, displ = cints(a.Counts)
 		}
 		if c.rank == a.Root {

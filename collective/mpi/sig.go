@@ -24,8 +24,8 @@ type sig struct {
 	DType  driver.DType
 	Op     driver.Op
 	Root   int
-	Count  int    // driver.Call's Count; 0 for AllToAllV, whose counts differ by rank
-	Counts uint64 // fingerprint of the block counts of AllGatherV, GatherV and ScatterV; 0 elsewhere
+	Count  int    // driver.Call's Count; 0 for AllToAllV, whose counts differ by rank; the rank's own block for GatherV and ScatterV
+	Counts uint64 // fingerprint of the block counts of AllGatherV, and of GatherV and ScatterV at the root; 0 elsewhere
 	Seq    int64  // the call's number on its communicator, from 0 (not hashed: the k-th check of every rank is its k-th call)
 }
 
@@ -33,8 +33,20 @@ type sig struct {
 func sigOf(a *driver.Call, seq int64) sig {
 	s := sig{Kind: a.Kind, DType: a.DType, Op: a.Op, Root: a.Root, Count: a.Count, Seq: seq}
 	switch a.Kind {
-	case driver.AllGatherV, driver.GatherV, driver.ScatterV:
+	case driver.AllGatherV:
 		s.Counts = fingerprint(a.Counts)
+	case driver.GatherV, driver.ScatterV:
+		// Only the root has the counts (collective.Comm.GatherV): every
+		// rank says its own block, the root the counts' fingerprint, and
+		// agree compares them (blocks).
+		own := a.Send
+		if a.Kind == driver.ScatterV {
+			own = a.Recv
+		}
+		s.Count = len(own) / a.DType.Size()
+		if a.Counts != nil {
+			s.Counts = fingerprint(a.Counts)
+		}
 	case driver.AllToAllV:
 		s.Count = 0 // sendCounts and recvCounts differ by rank; MPI matches them pair by pair
 	}
@@ -57,6 +69,22 @@ func mix(x uint64) uint64 {
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	return x ^ x>>31
+}
+
+// rootedV reports whether k is GatherV or ScatterV, whose signatures
+// differ by rank when they match (each rank's own block; the counts at the
+// root only).
+func rootedV(k driver.Kind) bool { return k == driver.GatherV || k == driver.ScatterV }
+
+// key is what must be alike on every rank: the signature without its
+// number, and without the blocks of GatherV and ScatterV (blocks checks
+// those).
+func (s sig) key() sig {
+	s.Seq = 0
+	if rootedV(s.Kind) {
+		s.Count, s.Counts = 0, 0
+	}
+	return s
 }
 
 // hash is the value the ranks agree on: 62 bits, so that its negation
@@ -89,6 +117,8 @@ func (s sig) String() string {
 		return "barrier()"
 	case driver.AllToAllV:
 		return fmt.Sprintf("alltoallv(%v)", s.DType)
+	case driver.GatherV, driver.ScatterV:
+		return fmt.Sprintf("%v(%v, root %d)", s.Kind, s.DType, s.Root)
 	}
 	b := fmt.Sprintf("%v(%d x %v", s.Kind, s.Count, s.DType)
 	switch s.Kind {
@@ -106,10 +136,7 @@ func (s sig) String() string {
 }
 
 // same reports whether two signatures describe calls that match.
-func (s sig) same(t sig) bool {
-	s.Seq, t.Seq = 0, 0
-	return s == t
-}
+func (s sig) same(t sig) bool { return s.key() == t.key() }
 
 // mismatch is the failure every rank returns when the signatures sigs
 // (one per rank of the communicator, whose world ranks are world) differ:
@@ -117,8 +144,7 @@ func (s sig) same(t sig) bool {
 func mismatch(sigs []sig, world []int) *driver.Failure {
 	keys := make([]sig, len(sigs))
 	for i, s := range sigs {
-		keys[i] = s
-		keys[i].Seq = 0
+		keys[i] = s.key()
 	}
 	groups := blame(keys, world)
 	parts := make([]string, len(groups))
@@ -174,4 +200,40 @@ func rankList(rs []int, world []int) string {
 		s[i] = fmt.Sprint(world[r])
 	}
 	return "ranks " + strings.Join(s, ", ")
+}
+
+// blocks is the failure every rank returns when the ranks of a GatherV or
+// ScatterV (sigs, alike but for the blocks) disagree with the root's
+// counts, or nil when they do not. Each rank's signature holds its own
+// block; counts is the root's, which every rank has once the root has
+// broadcast them. The rank blamed is the sender of a block that does not
+// fit, as on Weft's transports: for GatherV the lowest world rank whose
+// block is not the root's count, for ScatterV the root.
+func blocks(sigs []sig, counts []int, world []int) *driver.Failure {
+	s := sigs[0]
+	buf := "send"
+	if s.Kind == driver.ScatterV {
+		buf = "recv"
+	}
+	culprit := -1
+	var wrong []string
+	for r, t := range sigs {
+		if t.Count == counts[r] {
+			continue
+		}
+		wrong = append(wrong, fmt.Sprintf("rank %d's %s holds %d", world[r], buf, t.Count))
+		if culprit < 0 || world[r] < culprit {
+			culprit = world[r]
+		}
+	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	sender := "it sends a block the root does not expect"
+	if s.Kind == driver.ScatterV {
+		culprit, sender = world[s.Root], "the root sends a block that does not fit"
+	}
+	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: culprit, Origin: -1, Msg: fmt.Sprintf(
+		"op #%d: %v: the root's counts are %v, but %s; rank %d is the odd one out: %s (the signature check, WEFT_CHECK: nothing of the call was sent)",
+		s.Seq, s, counts, strings.Join(wrong, ", "), culprit, sender)}
 }

@@ -65,9 +65,57 @@ func TestSigString(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.a, got, tc.want)
 		}
 	}
-	g := sigOf(&driver.Call{Kind: driver.GatherV, DType: driver.Int32, Root: 1, Count: 6, Counts: []int{1, 2, 3}}, 0).String()
-	if !strings.HasPrefix(g, "gatherv(6 x int32, counts #") || !strings.HasSuffix(g, ", root 1)") {
-		t.Errorf("gatherv: %q", g)
+	g := sigOf(&driver.Call{Kind: driver.GatherV, DType: driver.Int32, Root: 1, Send: make([]byte, 8), Counts: []int{1, 2, 3}}, 0)
+	if s := g.String(); s != "gatherv(int32, root 1)" || g.Count != 2 || g.Counts == 0 {
+		t.Errorf("gatherv: %q, own block %d, counts %x", s, g.Count, g.Counts)
+	}
+}
+
+// TestBlocks: the ranks of a GatherV or ScatterV agree without counts off
+// the root (each says its block), and a block that is not the root's
+// count is blamed by the mismatch rule, every rank naming the same one.
+func TestBlocks(t *testing.T) {
+	sigs := func(kind driver.Kind, root int, own ...int) []sig {
+		out := make([]sig, len(own))
+		for r, n := range own {
+			a := driver.Call{Kind: kind, DType: driver.Float32, Root: root}
+			buf := make([]byte, 4*n)
+			if kind == driver.GatherV {
+				a.Send = buf
+			} else {
+				a.Recv = buf
+			}
+			if r == root {
+				a.Counts = []int{1, 2, 3}
+			}
+			out[r] = sigOf(&a, 5)
+		}
+		return out
+	}
+	world := []int{0, 1, 2}
+	ok := sigs(driver.GatherV, 0, 1, 2, 3)
+	if !ok[0].same(ok[1]) || !ok[1].same(ok[2]) || blocks(ok, []int{1, 2, 3}, world) != nil {
+		t.Error("gatherv with counts at the root only and matching blocks: not alike")
+	}
+	// The sender of the block that does not fit is blamed: the rank for
+	// GatherV (the lowest, when several), the root for ScatterV.
+	f := blocks(sigs(driver.GatherV, 0, 1, 5, 3), []int{1, 2, 3}, world)
+	want := "op #5: gatherv(float32, root 0): the root's counts are [1 2 3], but rank 1's send holds 5; rank 1 is the odd one out: it sends"
+	if f == nil || !errors.Is(f, driver.ErrMismatch) || f.Culprit != 1 || !strings.HasPrefix(f.Msg, want) {
+		t.Errorf("%v, want %q", f, want)
+	}
+	if f := blocks(sigs(driver.GatherV, 1, 5, 2, 7), []int{1, 2, 3}, []int{2, 1, 0}); f == nil || f.Culprit != 0 {
+		t.Errorf("%v, want world rank 0 (the lowest of the two) blamed", f)
+	}
+	if f := blocks(sigs(driver.ScatterV, 2, 1, 5, 3), []int{1, 2, 3}, world); f == nil || f.Culprit != 2 ||
+		!strings.Contains(f.Msg, "rank 1's recv holds 5; rank 2 is the odd one out: the root") {
+		t.Errorf("%v, want the root, rank 2, blamed", f)
+	}
+	// Another call on one rank is a plain mismatch.
+	mixed := sigs(driver.GatherV, 0, 1, 2, 3)
+	mixed[2] = sigOf(&driver.Call{Kind: driver.Gather, DType: driver.Float32, Count: 3}, 5)
+	if mixed[0].same(mixed[2]) || mismatch(mixed, world).Culprit != 2 {
+		t.Error("gather against gatherv: not a mismatch blaming rank 2")
 	}
 }
 

@@ -601,6 +601,23 @@ int weft_test(MPI_Request *req, int *done, weft_status *out) {
 	return rc;
 }
 
+int weft_cancel(MPI_Request *req, int *cancelled, weft_status *out) {
+	MPI_Status st;
+	*cancelled = 0;
+	int rc = MPI_Cancel(req);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Wait(req, &st);
+	if (rc != MPI_SUCCESS) {
+		if (is_truncate(rc)) status_of(&st, out);
+		return rc;
+	}
+	rc = MPI_Test_cancelled(&st, cancelled);
+	if (rc == MPI_SUCCESS && !*cancelled) status_of(&st, out);
+	return rc;
+}
+
+int weft_request_null(const MPI_Request *req) { return *req == MPI_REQUEST_NULL; }
+
 int weft_iprobe(int peer, int tag, MPI_Comm c, int *found, weft_status *out) {
 	MPI_Status st;
 	int rc = MPI_Iprobe(source_of(peer), tag_of(tag), c, found, &st);

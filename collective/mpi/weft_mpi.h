@@ -87,6 +87,14 @@ int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request
 // *done says whether MPI has released the request (and *st is filled for
 // MPI_ERR_TRUNCATE).
 int weft_test(MPI_Request *req, int *done, weft_status *st);
+// weft_cancel withdraws the posted receive *req: MPI_Cancel, then MPI_Wait
+// for the cancellation (or for the message, if one matched first: the
+// transfer then completes). *cancelled says which; when not cancelled *st
+// is the message's, as weft_test fills it.
+int weft_cancel(MPI_Request *req, int *cancelled, weft_status *st);
+// weft_request_null reports whether MPI has released *req (not an error
+// code).
+int weft_request_null(const MPI_Request *req);
 // weft_iprobe is MPI_Iprobe: *found, and *st when found.
 int weft_iprobe(int peer, int tag, MPI_Comm c, int *found, weft_status *st);
 

@@ -245,6 +245,8 @@ func exchanges(a *driver.Call, rank, size, es int) []exchange {
 				xs[j].recvOff, xs[j].recvBytes = ro[j], rn[j]
 			}
 			xs[rank].sendBytes = rn[rank]
+		} else if a.Kind == driver.GatherV { // the root alone has the counts: a block is its buffer
+			xs[a.Root].sendBytes = a.SendDev.Bytes
 		} else {
 			xs[a.Root].sendBytes = rn[rank]
 		}
@@ -255,6 +257,8 @@ func exchanges(a *driver.Call, rank, size, es int) []exchange {
 				xs[j].sendOff, xs[j].sendBytes = so[j], sn[j]
 			}
 			xs[rank].recvBytes = sn[rank]
+		} else if a.Kind == driver.ScatterV { // the root alone has the counts: a block is its buffer
+			xs[a.Root].recvBytes = a.RecvDev.Bytes
 		} else {
 			xs[a.Root].recvBytes = sn[rank]
 		}
