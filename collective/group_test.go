@@ -2,6 +2,7 @@ package collective_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,4 +93,82 @@ func TestCommCases(t *testing.T) {
 			}, opts...)
 		})
 	}
+}
+
+// TestGroupOps: the group calls on a communicator of 4, and their errors.
+func TestGroupOps(t *testing.T) {
+	runLocal(t, 4, func(c *collective.Comm) error {
+		me := c.Rank()
+		g := c.Group()
+		if g.Size() != 4 || g.Rank() != me {
+			return fmt.Errorf("Group: size %d rank %d", g.Size(), g.Rank())
+		}
+		odd, err := g.Incl([]int{3, 1})
+		if err != nil {
+			return err
+		}
+		wantRank := map[int]int{3: 0, 1: 1}[me]
+		if me%2 == 0 {
+			wantRank = collective.Undefined
+		}
+		if odd.Size() != 2 || odd.Rank() != wantRank || odd.WorldRank(0) != 3 {
+			return fmt.Errorf("Incl([3 1]): size %d, rank %d (want %d)", odd.Size(), odd.Rank(), wantRank)
+		}
+		rest, err := g.Excl([]int{0})
+		if err != nil {
+			return err
+		}
+		tr, err := g.Translate([]int{0, 1, 2, 3, collective.ProcNull}, rest)
+		if err != nil {
+			return err
+		}
+		if want := []int{collective.Undefined, 0, 1, 2, collective.ProcNull}; !slices.Equal(tr, want) {
+			return fmt.Errorf("Translate to Excl([0]) = %v, want %v", tr, want)
+		}
+		members := func(h collective.Group) []int {
+			all := make([]int, h.Size())
+			for i := range all {
+				all[i] = h.WorldRank(i)
+			}
+			return all
+		}
+		first, _ := g.Incl([]int{0, 1})
+		if got := members(odd.Union(first)); !slices.Equal(got, []int{3, 1, 0}) {
+			return fmt.Errorf("Union = %v, want [3 1 0]", got)
+		}
+		if got := members(rest.Intersection(odd)); !slices.Equal(got, []int{1, 3}) {
+			return fmt.Errorf("Intersection = %v, want [1 3]", got)
+		}
+		if got := members(rest.Difference(odd)); !slices.Equal(got, []int{2}) {
+			return fmt.Errorf("Difference = %v, want [2]", got)
+		}
+		var empty collective.Group
+		if empty.Size() != 0 || empty.Rank() != collective.Undefined {
+			return fmt.Errorf("the zero Group: size %d rank %d", empty.Size(), empty.Rank())
+		}
+		for _, bad := range []struct {
+			err  error
+			want string
+		}{
+			{second(g.Incl([]int{4})), "ranks[0] = 4 outside [0, 4)"},
+			{second(g.Excl([]int{1, 1})), "ranks[1] = 1 appears twice"},
+			{second(g.Translate([]int{-3}, rest)), "ranks[0] = -3"},
+			{second(c.CreateGroup(context.Background(), g, -1)), "tag -1"},
+			{second(c.CreateGroup(context.Background(), must(g.Excl([]int{me})), 1)), "not in the group"},
+		} {
+			if !errors.Is(bad.err, collective.ErrInvalid) || !strings.Contains(fmt.Sprint(bad.err), bad.want) {
+				return fmt.Errorf("got %v, want ErrInvalid saying %q", bad.err, bad.want)
+			}
+		}
+		return c.Barrier(context.Background())
+	})
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -13,6 +13,7 @@ import (
 func commCases() []Case {
 	return []Case{
 		{"comm/splitshared", sharedCase},
+		{"comm/creategroup", createGroupCase},
 	}
 }
 
@@ -60,6 +61,100 @@ func sharedCase(ctx context.Context, c *collective.Comm) error {
 	}
 	if !slices.Equal(same, members) {
 		return wrong("ranks %v name this host, its communicator holds %v", same, members)
+	}
+	return nil
+}
+
+// createGroupCase: the odd ranks, highest first (rank 0 alone when there is
+// no odd rank), make two communicators with CreateGroup, the other ranks
+// taking no part. Each holds the group's processes in the group's order;
+// an allreduce over it sums them; the two never match each other's
+// messages; and Translate maps the ranks of c's group to the new
+// communicator's.
+func createGroupCase(ctx context.Context, c *collective.Comm) error {
+	n, me := c.Size(), c.Rank()
+	var ranks []int
+	for r := n - 1; r >= 0; r-- {
+		if r%2 == 1 {
+			ranks = append(ranks, r)
+		}
+	}
+	if len(ranks) == 0 {
+		ranks = []int{0}
+	}
+	g, err := c.Group().Incl(ranks)
+	if err != nil {
+		return err
+	}
+	if g.Rank() == collective.Undefined {
+		if slices.Contains(ranks, me) {
+			return wrong("rank %d is in %v but its group rank is Undefined", me, ranks)
+		}
+		return nil
+	}
+	a, err := c.CreateGroup(ctx, g, 5)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := c.CreateGroup(ctx, g, 5)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	got, err := ranksOf(ctx, c, a)
+	if err != nil {
+		return err
+	}
+	for i, r := range ranks {
+		if got[i] != int32(r) {
+			return wrong("group communicator holds ranks %v, want %v", got, ranks)
+		}
+	}
+	if a.Rank() != g.Rank() || a.Size() != g.Size() {
+		return wrong("rank %d of %d in the communicator, %d of %d in the group", a.Rank(), a.Size(), g.Rank(), g.Size())
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	tr, err := c.Group().Translate(all, a.Group())
+	if err != nil {
+		return err
+	}
+	for r := range n {
+		want := collective.Undefined
+		if i := slices.Index(ranks, r); i >= 0 {
+			want = i
+		}
+		if tr[r] != want {
+			return wrong("Translate of c's ranks to the group's = %v", tr)
+		}
+	}
+	k := a.Size()
+	right, left := (a.Rank()+1)%k, (a.Rank()+k-1)%k
+	r1 := a.ISend(collective.Buf([]int32{1}), right, 0)
+	r2 := b.ISend(collective.Buf([]int32{2}), right, 0)
+	x := make([]int32, 1)
+	if _, err := b.Recv(ctx, collective.Buf(x), left, 0); err != nil || x[0] != 2 {
+		return wrong("the second group communicator received %v (%v), want its own message 2", x, err)
+	}
+	if _, err := a.Recv(ctx, collective.Buf(x), left, 0); err != nil || x[0] != 1 {
+		return wrong("the first group communicator received %v (%v), want 1", x, err)
+	}
+	if err := collective.WaitAll(ctx, r1, r2); err != nil {
+		return err
+	}
+	sum := []int64{int64(me)}
+	if err := b.AllReduce(ctx, collective.Buf(sum), collective.Buf(sum), collective.Sum); err != nil {
+		return err
+	}
+	want := int64(0)
+	for _, r := range ranks {
+		want += int64(r)
+	}
+	if sum[0] != want {
+		return wrong("allreduce over the group = %d, want %d", sum[0], want)
 	}
 	return nil
 }
