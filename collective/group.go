@@ -51,6 +51,13 @@ func groupInvalid(format string, a ...any) error {
 	return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: -1, Msg: "collective: " + fmt.Sprintf(format, a...)}
 }
 
+// invalidOp is the error of a call named op whose arguments are wrong
+// (the calls that are not a driver.Kind); the call is not issued.
+func (c *Comm) invalidOp(op, format string, a ...any) error {
+	return &OpError{Op: op, Backend: c.backend, Rank: c.me, Peer: -1,
+		Err: &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: c.me, Msg: fmt.Sprintf(format, a...)}}
+}
+
 // check reports the first of ranks that is not a distinct rank of g.
 func (g Group) check(call string, ranks []int) error {
 	seen := make(map[int]bool, len(ranks))
@@ -166,10 +173,7 @@ func (g Group) Difference(h Group) Group {
 // MPI_Comm_create_group, which waits for every member.
 func (c *Comm) CreateGroup(ctx context.Context, g Group, tag int) (*Comm, error) {
 	const op = "creategroup"
-	invalid := func(format string, a ...any) error {
-		return &OpError{Op: op, Backend: c.backend, Rank: c.me, Peer: -1,
-			Err: &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: c.me, Msg: fmt.Sprintf(format, a...)}}
-	}
+	invalid := func(format string, a ...any) error { return c.invalidOp(op, format, a...) }
 	if err := c.usable(driver.Split); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/collectivetest"
@@ -85,7 +86,10 @@ func TestCommCases(t *testing.T) {
 					if !strings.HasPrefix(cs.Name, "comm/") {
 						continue
 					}
-					if err := cs.Run(context.Background(), c); err != nil {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					err := cs.Run(ctx, c)
+					cancel()
+					if err != nil {
 						return fmt.Errorf("%s: %w", cs.Name, err)
 					}
 				}

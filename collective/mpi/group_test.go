@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,19 +21,24 @@ func init() { roles["comm"] = commRole }
 
 // TestOpenMPIComm runs the suite's communicator cases (comm/...: by host,
 // by group, Cartesian grids, their slices and neighbour collectives) alone
-// at np 4 under Open MPI, and checks that SplitShared on one host holds
-// every rank.
+// at np 2, 3 and 4 under Open MPI (grids 2 x 2 and 4 x 1 at 4), and checks
+// that SplitShared on one host holds every rank.
 func TestOpenMPIComm(t *testing.T) {
 	if mpi.IsMPICH {
 		t.Skip("this binary is built for MPICH (-tags mpich)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, mpitest.Mpirun(t), "-np", "4", mpitest.Self())
-	cmd.Env = mpiEnv(mpitest.Role("comm"))
-	out, err := cmd.CombinedOutput()
-	if oks := strings.Count(string(out), "RESULT ok rank"); err != nil || oks != 4 {
-		t.Fatalf("mpirun: %v; %d of 4 ranks passed\n%s", err, oks, mpitest.Tail(out, 40))
+	mpirun := mpitest.Mpirun(t)
+	for _, np := range []int{2, 3, 4} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, mpirun, "-np", strconv.Itoa(np), mpitest.Self())
+			cmd.Env = mpiEnv(mpitest.Role("comm"))
+			out, err := cmd.CombinedOutput()
+			if oks := strings.Count(string(out), "RESULT ok rank"); err != nil || oks != np {
+				t.Fatalf("mpirun: %v; %d of %d ranks passed\n%s", err, oks, np, mpitest.Tail(out, 40))
+			}
+		})
 	}
 }
 
