@@ -33,8 +33,11 @@
 // waited for by polling MPI_Test (back to back for 50 us, then yielding
 // the CPU between tests, never sleeping: MPI moves a transfer forward
 // only inside its calls), their buffers pinned until MPI is done with
-// them. Split is MPI_Comm_split; Open duplicates
-// MPI_COMM_WORLD, so Weft's traffic never matches another library's.
+// them. Split is MPI_Comm_split, SplitShared MPI_Comm_split_type with
+// MPI_COMM_TYPE_SHARED, CreateGroup MPI_Comm_create_group (the front end's
+// Cartesian grids and neighbour collectives are built on Split and
+// point-to-point); Open duplicates MPI_COMM_WORLD, so Weft's traffic never
+// matches another library's.
 //
 // In-place calls map to MPI_IN_PLACE (AllReduce, AllToAll, and Reduce on
 // the root with send and recv the same memory; AllGather and AllGatherV
