@@ -200,6 +200,9 @@ func (t *Cart) exchange(ctx context.Context, op string, send Buffer, whole bool,
 // is built on point-to-point calls on a duplicate of that communicator
 // (made by CartCreate and Sub, or by the first neighbour collective of a
 // grid from Comm.Cart), so it never matches the program's own messages.
+// The neighbour collectives of one grid run one at a time, in the order
+// they are called (every rank must call them in the same order); the
+// buffers are the caller's again when the call returns.
 func (t *Cart) NeighborAllgather(ctx context.Context, send, recv Buffer) error {
 	const op = "neighborallgather"
 	k := 2 * len(t.dims)
