@@ -54,7 +54,10 @@ func Dims(nodes, ndims int) ([]int, error) {
 
 // Cart is a Cartesian grid over the ranks of a communicator, in row-major
 // order (the last dimension varies fastest), as MPI_Cart_create lays it
-// out without reordering.
+// out without reordering. Comm.CartCreate makes it with a communicator of
+// its own (MPI_Cart_create); Comm.Cart lays it over c itself, without
+// communicating. Either way Comm returns the communicator, and the grid
+// has slices (Sub) and neighbour collectives (topo.go).
 //
 // The helpers' rule: an error they return (Dims, Comm.Cart) wraps
 // ErrInvalid, like every argument error of a communicator, and fails
@@ -65,6 +68,7 @@ type Cart struct {
 	dims     []int
 	periodic []bool
 	rank     int
+	cartComm // its communicator (topo.go)
 }
 
 // Cart lays the ranks of c on a grid of the given dimensions, periodic or
@@ -87,7 +91,7 @@ func (c *Comm) Cart(dims []int, periodic []bool) (*Cart, error) {
 	}
 	p := make([]bool, len(dims))
 	copy(p, periodic)
-	return &Cart{dims: append([]int(nil), dims...), periodic: p, rank: c.rank}, nil
+	return &Cart{dims: append([]int(nil), dims...), periodic: p, rank: c.rank, cartComm: cartComm{comm: c}}, nil
 }
 
 // Dims returns the grid's dimensions.

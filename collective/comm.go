@@ -198,7 +198,8 @@ func (c *Comm) invalid(k driver.Kind, format string, a ...any) error {
 	return c.invalidOp(k.String(), format, a...)
 }
 
-// invalidOp is invalid for a call that is not a driver.Kind (Cart).
+// invalidOp is invalid for a call that is not a driver.Kind (Cart,
+// the groups and topologies).
 func (c *Comm) invalidOp(op, format string, a ...any) error {
 	return &OpError{Op: op, Backend: c.backend, Rank: c.me, Peer: -1,
 		Err: &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: c.me, Msg: fmt.Sprintf(format, a...)}}
@@ -655,6 +656,14 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	if color < Undefined {
 		return nil, c.invalid(driver.Split, "color %d is negative (use Undefined to stay out)", color)
 	}
+	return c.split(ctx, color, key, nil)
+}
+
+// split runs the Split exchange of (color, key) on c and makes the
+// communicator of the ranks that passed color, ordered by key, or, when
+// made is not nil, the one made returns right after the exchange with its
+// members (ranks of c, in its rank order).
+func (c *Comm) split(ctx context.Context, color, key int, made func(context.Context) (driver.Conn, []int, error)) (*Comm, error) {
 	mine := []int64{int64(color), int64(key)}
 	all := make([]int64, 2*c.size)
 	r := c.newRequest(false)
@@ -663,23 +672,30 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	var subDev *devState
 	var members []int
 	r.after = func(ctx context.Context) error {
-		if color != Undefined {
-			type member struct{ key, rank int }
-			var ms []member
-			for i := range c.size {
-				if all[2*i] == int64(color) {
-					ms = append(ms, member{int(all[2*i+1]), i})
+		var err error
+		if made != nil {
+			if sub, members, err = made(ctx); err != nil || sub == nil {
+				return err
+			}
+			color = members[0]
+		} else {
+			if color != Undefined {
+				type member struct{ key, rank int }
+				var ms []member
+				for i := range c.size {
+					if all[2*i] == int64(color) {
+						ms = append(ms, member{int(all[2*i+1]), i})
+					}
+				}
+				sort.SliceStable(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+				members = make([]int, len(ms))
+				for i, m := range ms {
+					members[i] = m.rank
 				}
 			}
-			sort.SliceStable(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
-			members = make([]int, len(ms))
-			for i, m := range ms {
-				members[i] = m.rank
+			if sub, err = c.conn.Split(ctx, color, members); err != nil {
+				return err
 			}
-		}
-		var err error
-		if sub, err = c.conn.Split(ctx, color, members); err != nil {
-			return err
 		}
 		subDev, err = c.splitDevice(ctx, color, members)
 		return err
@@ -690,15 +706,20 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	if sub == nil {
 		return nil, nil
 	}
-	world := make([]int, len(members))
-	for i, m := range members {
-		world[i] = c.WorldRank(m)
-	}
-	nc := newComm(sub, c.dom, world, c.launch, c.nic)
+	nc := c.child(sub, members)
 	if subDev != nil {
 		nc.devs, nc.device = subDev, subDev.dev
 	}
 	return nc, nil
+}
+
+// child is the communicator over sub, whose ranks are members of c.
+func (c *Comm) child(sub driver.Conn, members []int) *Comm {
+	world := make([]int, len(members))
+	for i, m := range members {
+		world[i] = c.WorldRank(m)
+	}
+	return newComm(sub, c.dom, world, c.launch, c.nic)
 }
 
 // Abort fails every pending and later operation on this communicator and

@@ -6,8 +6,9 @@
 //
 // Beside them are the MPI calls Go HPC codes use (Gather, Scatter, Scan,
 // Sendrecv, wildcard receives with a Status, Probe, WaitAny, Dup,
-// Cartesian grids); docs/MPI.md maps every MPI call to its counterpart
-// here and says what differs.
+// SplitShared for the ranks of a host, Groups and CreateGroup, Cartesian
+// communicators with Sub and the neighbour collectives); docs/MPI.md maps
+// every MPI call to its counterpart here and says what differs.
 //
 // # Getting a communicator
 //

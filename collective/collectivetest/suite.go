@@ -137,6 +137,7 @@ func Cases(n int, o Options) []Case {
 	add("sendrecv/ring/big", sendRecvCase(big/4+1))
 	add("nonblocking/overlap", nonBlockingCase(big/4+9))
 	add("split", splitCase)
+	cs = append(cs, commCases()...)
 	return cs
 }
 

@@ -32,7 +32,9 @@
 // them: of a Conn, DeviceConn (collectives on device memory, NCCL),
 // Limiter (limits on tags and counts tighter than the front end's),
 // JobAborter (ending the whole job, MPI_Abort), Uninterruptible (calls that
-// Abort cannot stop); of a Driver, Checker (can it start in this launch?).
+// Abort cannot stop), HostMap or SharedSplitter (which ranks share a host),
+// GroupCreator (a communicator made by its members only); of a Driver,
+// Checker (can it start in this launch?).
 // Each backend reads and checks its own settings (Config).
 package driver
 
@@ -255,6 +257,35 @@ type JobAborter interface {
 // buffers.
 type Uninterruptible interface {
 	Uninterruptible()
+}
+
+// HostMap is implemented by a Conn that knows which of its ranks share a
+// host (the same host name and boot id: ranks that can share memory), as
+// Weft's engine learns at its bootstrap. Host(r) is a number >= 0 that
+// the ranks on rank r's host share and no other rank has. It is local: no
+// rank is asked.
+type HostMap interface {
+	Host(r int) int
+}
+
+// SharedSplitter is implemented by a Conn that splits by host itself
+// (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED). SplitShared returns the
+// Conn of the ranks that share this rank's host, ordered by key (ties by
+// rank), and their ranks in this Conn in that order. It is collective
+// over this Conn, right after the front end ran a Split exchange on it.
+type SharedSplitter interface {
+	SplitShared(ctx context.Context, key int) (Conn, []int, error)
+}
+
+// GroupCreator is implemented by a Conn that makes the Conn of some of its
+// ranks with only those ranks taking part (MPI_Comm_create_group).
+// members are ranks of this Conn, in the new Conn's rank order, and
+// include this rank; tag tells apart creations over the same members that
+// run at the same time. Only the members call it, and they call it in the
+// same order for the same members; it is not ordered with the collectives
+// of this Conn.
+type GroupCreator interface {
+	CreateGroup(ctx context.Context, members []int, tag int) (Conn, error)
 }
 
 // Launch describes how a world was started. The front end fills what the

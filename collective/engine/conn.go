@@ -106,6 +106,9 @@ type conn struct {
 	topoOnce sync.Once
 	topology *topology
 
+	groupMu sync.Mutex
+	groups  map[string]uint64 // CreateGroups made on this conn, by members and tag (group.go)
+
 	// The shared segment of the shared-memory collectives (allreduce_shm.go),
 	// owned by the collective running like seq.
 	groupState int

@@ -39,7 +39,10 @@
 // this rank is an MPI_Isend from a copy in C memory, complete at once
 // (collective's rule: a send to oneself never waits for its receive);
 // the copy is freed when a receive takes the message, and Close receives
-// and drops those never received. Split is MPI_Comm_split; Open duplicates
+// and drops those never received. Split is MPI_Comm_split, SplitShared
+// MPI_Comm_split_type with MPI_COMM_TYPE_SHARED, CreateGroup
+// MPI_Comm_create_group (the front end's Cartesian grids and neighbour
+// collectives are built on Split and point-to-point); Open duplicates
 // MPI_COMM_WORLD, so Weft's traffic never matches another library's.
 //
 // In-place calls map to MPI_IN_PLACE (AllReduce, AllToAll, and Reduce on

@@ -714,3 +714,24 @@ int weft_watch_ask(MPI_Comm c, int n, const int *ranks, const int64_t *q, char *
 }
 
 void weft_yield(void) { sched_yield(); }
+
+// --- communicators by host and by group ------------------------------------------
+
+int weft_comm_split_shared(MPI_Comm c, int key, MPI_Comm *out) {
+	int rc = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, out);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+}
+
+int weft_comm_create_group(MPI_Comm c, int n, const int *members, int tag, MPI_Comm *out) {
+	MPI_Group g, sub;
+	int rc = MPI_Comm_group(c, &g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Group_incl(g, n, members, &sub);
+	MPI_Group_free(&g);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_create_group(c, sub, tag, out);
+	MPI_Group_free(&sub);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+}

@@ -45,6 +45,14 @@ int weft_local_info(MPI_Comm c, int *rank, int *size);
 // (MPI_Group_translate_ranks; local).
 int weft_world_ranks(MPI_Comm c, int n, int *out);
 
+// weft_comm_split_shared: the ranks of c on this node, ordered by key
+// (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED). weft_comm_create_group: the
+// communicator of the n ranks of c in members, in that order, made by them
+// only (MPI_Group_incl, MPI_Comm_create_group with tag). Both set
+// MPI_ERRORS_RETURN on the result.
+int weft_comm_split_shared(MPI_Comm c, int key, MPI_Comm *out);
+int weft_comm_create_group(MPI_Comm c, int n, const int *members, int tag, MPI_Comm *out);
+
 // Errors: the text of an error code, and which Weft sentinel its class
 // maps to (WEFT_KIND_*).
 enum { WEFT_KIND_OTHER = 0, WEFT_KIND_INVALID = 1, WEFT_KIND_MISMATCH = 2 };
