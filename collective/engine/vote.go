@@ -246,6 +246,7 @@ func (ep *endpoint) decide(b *ballot, f *driver.Failure) {
 				ep.aborts.Add(1)
 				go func() {
 					defer ep.aborts.Done()
+					h := h // WriteFrame sets h.Len: each writer its own header
 					p.writeAbort(&h, msg)
 				}()
 			}
