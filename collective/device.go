@@ -120,7 +120,7 @@ func (c *Comm) runDevice(ctx context.Context, a *driver.Call) error {
 	if err != nil {
 		return err
 	}
-	if d.conn != nil && d.conn.DeviceKind(a.Kind) {
+	if d.conn != nil && d.conn.DeviceCall(a) {
 		return d.conn.Run(ctx, a)
 	}
 	if d.st == nil {

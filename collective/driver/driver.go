@@ -221,16 +221,16 @@ type Conn interface {
 
 // DeviceConn is implemented by a Conn that runs collectives on device
 // memory itself, as NCCL does: Run takes Calls with OnDevice set whose
-// Device is the Conn's and whose Kind DeviceKind accepts. The front end
+// Device is the Conn's and that DeviceCall accepts. The front end
 // stages every other call on device memory (point-to-point calls
 // included) through pinned host memory and the world's host backend.
 type DeviceConn interface {
 	Conn
 	// Device is the CUDA device the Conn's calls run on.
 	Device() int
-	// DeviceKind reports whether Run takes calls of kind k on device
-	// memory.
-	DeviceKind(k Kind) bool
+	// DeviceCall reports whether Run takes call a (its kind, type and
+	// reduction) on device memory.
+	DeviceCall(a *Call) bool
 }
 
 // Limiter is implemented by backends whose tags or counts stop below the

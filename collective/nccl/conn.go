@@ -66,7 +66,8 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 // queues each on the Conn's stream and waits for it, so that the front
 // end's order, Request and errors are those of host calls. Point-to-point
 // calls and the kinds NCCL lacks (Scan, Exscan) are staged by the front
-// end through host memory instead (DeviceKind).
+// end through host memory instead (DeviceCall), and so are the types and
+// reductions NCCL lacks.
 type Conn struct {
 	c       *Comm
 	stream  *cuda.Stream
@@ -107,14 +108,16 @@ func (n *Conn) Name() string { return "nccl" }
 // Device is the CUDA device the Conn's calls run on.
 func (n *Conn) Device() int { return n.c.dev }
 
-// DeviceKind reports whether Run takes calls of kind k: every collective
-// but Scan, Exscan and Split.
-func (n *Conn) DeviceKind(k driver.Kind) bool {
-	switch k {
+// DeviceCall reports whether Run takes call a: every collective but Scan,
+// Exscan and Split, on the types and reductions NCCL has (a call of
+// another type or reduction is staged by the front end, on every rank
+// alike, since every rank's call has the same type and reduction).
+func (n *Conn) DeviceCall(a *driver.Call) bool {
+	switch a.Kind {
 	case driver.AllReduce, driver.Broadcast, driver.Reduce, driver.AllGather, driver.AllGatherV,
 		driver.ReduceScatter, driver.AllToAll, driver.AllToAllV, driver.Barrier,
 		driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
-		return true
+		return a.DType == 0 || ncclHas(a.DType, a.Op)
 	}
 	return false
 }
@@ -125,7 +128,7 @@ func (n *Conn) Run(ctx context.Context, a *driver.Call) error {
 	if f := n.failed(); f != nil {
 		return f
 	}
-	if !a.OnDevice || !n.DeviceKind(a.Kind) {
+	if !a.OnDevice || !n.DeviceCall(&driver.Call{Kind: a.Kind}) {
 		return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.c.rank,
 			Msg: fmt.Sprintf("nccl: %v on host memory or of a kind NCCL lacks reached the NCCL backend", a.Kind)}
 	}

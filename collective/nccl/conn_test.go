@@ -192,8 +192,11 @@ func TestConnCollectives(t *testing.T) {
 			}
 		})
 	}
-	if conns[0].DeviceKind(driver.Scan) || conns[0].DeviceKind(driver.Send) || !conns[0].DeviceKind(driver.AllToAllV) {
-		t.Error("DeviceKind")
+	if conns[0].DeviceCall(&driver.Call{Kind: driver.Scan}) || conns[0].DeviceCall(&driver.Call{Kind: driver.Send}) ||
+		!conns[0].DeviceCall(&driver.Call{Kind: driver.AllToAllV}) ||
+		conns[0].DeviceCall(&driver.Call{Kind: driver.AllReduce, DType: driver.Int32, Op: driver.LAnd}) ||
+		!conns[0].DeviceCall(&driver.Call{Kind: driver.AllReduce, DType: driver.Int32, Op: driver.Max}) {
+		t.Error("DeviceCall")
 	}
 	if _, err := conns[0].Start(&driver.Call{Kind: driver.Send}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Start: %v", err)

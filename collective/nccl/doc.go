@@ -30,7 +30,8 @@
 // front end's order, Request and error model apply to device buffers as to
 // host memory. Gathers, scatters, all-to-alls and the v-forms, which NCCL
 // has no call for, are sends and receives in one group; Scan and Exscan
-// are left to the front end's staged path (DeviceKind).
+// are left to the front end's staged path (DeviceCall), and so are the
+// types and reductions NCCL lacks.
 //
 // # Bootstrap and failures
 //
