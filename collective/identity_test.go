@@ -131,9 +131,12 @@ func (s *intruder) attack(port, rank int) {
 	s.attackPort(port, rank)
 }
 
-// isStore reports whether port answers as a Weft rendezvous store.
+// isStore reports whether port answers as a Weft rendezvous store. The
+// store answers at once; a data port answers nothing until the world has
+// formed, so a long wait here would let the real ranks connect first and
+// leave the stranger no try on the data ports.
 func (s *intruder) isStore(base string) bool {
-	c := http.Client{Timeout: 2 * time.Second}
+	c := http.Client{Timeout: 500 * time.Millisecond}
 	resp, err := c.Get(base + "/v1/kv?key=nonce&wait=0s")
 	if err != nil {
 		return false
