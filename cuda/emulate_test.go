@@ -42,6 +42,7 @@ func TestBuiltinProgram(t *testing.T) { cudatest.CheckProgram(t, cuda.Builtin) }
 // emuPrelude stands in for NVRTC's built-ins. Every kernel source and
 // the shared header are compiled after it (g++ -include).
 const emuPrelude = `#pragma once
+#include <cmath>
 #include <cstring>
 struct weft_dim3 { unsigned x, y, z; };
 extern weft_dim3 blockIdx, threadIdx, blockDim, gridDim;
