@@ -7,6 +7,7 @@ package collective_test
 // "RESULT ..." lines that the parent test checks.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,12 +74,22 @@ func runRole(role string) int {
 	case "mismatch":
 		// Every rank is past Open before any calls the mismatched
 		// operation: the test opens the gate once all are ready, or,
-		// without a gate (under mpirun), a barrier waits for all.
+		// without a gate (under mpirun), a barrier waits for all. A rank
+		// still finishing that barrier when the others' verdict on the
+		// next call arrives fails there, with the same error: the
+		// communicator fails as a whole, from the first call found
+		// mismatched. Its RESULT line says so (in=barrier).
 		fmt.Printf("READY %d\n", c.Rank())
+		var err error
+		in := "call"
+		start := time.Now()
+		defer func() {
+			fmt.Printf("RESULT rank=%d mismatch=%v peer=%d after=%.3f in=%s err=%v\n", c.Rank(), errors.Is(err, collective.ErrMismatch), collective.PeerOf(err), time.Since(start).Seconds(), in, err)
+		}()
 		if gate := os.Getenv("WEFT_TEST_GATE"); gate == "" {
-			if err := c.Barrier(ctx); err != nil {
-				fmt.Printf("RESULT barrier: %v\n", err)
-				return 1
+			if err = c.Barrier(ctx); err != nil {
+				in = "barrier"
+				return 0
 			}
 		}
 		for deadline := time.Now().Add(time.Minute); os.Getenv("WEFT_TEST_GATE") != ""; time.Sleep(time.Millisecond) {
@@ -86,13 +97,9 @@ func runRole(role string) int {
 				break
 			}
 		}
-		var err error
 		x := make([]float32, 1000)
 		y := make([]float32, 1000*c.Size())
-		start := time.Now()
-		defer func() {
-			fmt.Printf("RESULT rank=%d mismatch=%v peer=%d after=%.3f err=%v\n", c.Rank(), errors.Is(err, collective.ErrMismatch), collective.PeerOf(err), time.Since(start).Seconds(), err)
-		}()
+		start = time.Now()
 		switch os.Getenv("WEFT_TEST_MISMATCH") {
 		case "bcast-root": // issue 29: rank 0 says root 1, the others root 0
 			err = c.Broadcast(ctx, collective.Buf(x), map[bool]int{true: 1}[c.Rank() == 0])
@@ -307,6 +314,7 @@ func TestMismatchMPI(t *testing.T) {
 			if len(results) != 4 {
 				t.Fatalf("%d of 4 ranks reported:\n%s", len(results), mpitest.Tail(out, 40))
 			}
+			t.Logf("\n%s", bytes.Join(regexp.MustCompile(`(?m)^RESULT.*$`).FindAll(out, -1), []byte("\n")))
 			for _, m := range results {
 				var after float64
 				fmt.Sscan(m[4], &after)

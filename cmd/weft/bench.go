@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -88,9 +87,11 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 			if cfg.RedOp, err = collective.ParseOp(redop); err != nil {
 				return fmt.Errorf("-o: %w", err)
 			}
-			if cfg.OnDevice, err = parseDevice(device); err != nil {
+			dev, err := parseDevice(device, false)
+			if err != nil {
 				return err
 			}
+			cfg.OnDevice = dev == onCUDA
 			out := &benchOutput{cfg: &cfg, csv: csvOut, plot: plotPath, w: cmd.OutOrStdout()}
 			return runBench(cmd.Context(), local, cpuProfile, opts, out)
 		},
@@ -142,40 +143,6 @@ func checkBenchFlags(cmd *cobra.Command, cfg *bench.Config, p2p bool, local int)
 		}
 	}
 	return nil
-}
-
-// parseDevice checks --device: cpu, or cuda when this machine has a GPU
-// and the CUDA libraries; else one line that says what was looked for.
-func parseDevice(s string) (bool, error) {
-	switch s {
-	case "cpu":
-		return false, nil
-	case "cuda":
-	default:
-		return false, fmt.Errorf("--device %q: want cpu or cuda", s)
-	}
-	n, err := cuda.Count()
-	if err == nil && n == 0 {
-		err = fmt.Errorf("the CUDA runtime sees no device (CUDA_VISIBLE_DEVICES=%q)", os.Getenv("CUDA_VISIBLE_DEVICES"))
-	}
-	if err != nil {
-		return false, fmt.Errorf("--device cuda: no GPU here: %w", err)
-	}
-	return true, nil
-}
-
-// deviceOf is the CUDA device of a rank: one GPU per local rank when there
-// are as many, several local ranks on one otherwise.
-func deviceOf(c *collective.Comm) (int, error) {
-	n, err := cuda.Count()
-	if err != nil {
-		return 0, err
-	}
-	r := c.Launch().LocalRank
-	if r < 0 {
-		r = c.Rank()
-	}
-	return r % n, nil
 }
 
 // benchRun is one benchmark's output on one communicator: print says
