@@ -200,11 +200,15 @@
 // docs/BENCHMARKS.md has the measurements.
 //
 // Open MPI's large collectives allocate their temporary buffers at every
-// call, and glibc returns them to the system, so every call pays first
-// touch; GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
-// keeps them. In a multi-threaded process (any Go program) glibc serves
-// other threads from arenas of their own, where those tunables do not
-// help: add glibc.malloc.arena_max=1.
+// call, and glibc returns them to the system, so every call would pay
+// first touch; and glibc serves a multi-threaded process (any Go program)
+// from arenas per thread. Before MPI_Init the backend therefore sets
+// mallopt's M_MMAP_MAX 0, M_TRIM_THRESHOLD 2^31-1 and M_ARENA_MAX 1 (what
+// GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=...:glibc.malloc.arena_max=1
+// would), so the C heap keeps what it frees, at the price of keeping its
+// peak size until the process ends. A GLIBC_TUNABLES that sets any
+// glibc.malloc tunable means the user chose, and the backend leaves malloc
+// alone.
 //
 // # Environment
 //

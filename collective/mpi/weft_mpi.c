@@ -3,6 +3,7 @@
 #include "weft_mpi.h"
 #include "weft_scalar.h"
 
+#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,19 @@ int weft_initialized(int *flag) { return MPI_Initialized(flag); }
 int weft_finalized(int *flag) { return MPI_Finalized(flag); }
 int weft_query_thread(int *provided) { return MPI_Query_thread(provided); }
 int weft_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
+
+int weft_keep_malloc(void) {
+	// mallopt returns 1 on success, 0 on error
+	return mallopt(M_MMAP_MAX, 0) && mallopt(M_TRIM_THRESHOLD, INT32_MAX) && mallopt(M_ARENA_MAX, 1) ? 0 : -1;
+}
+
+int weft_malloc_maps(size_t n) {
+	struct mallinfo2 before = mallinfo2();
+	void *p = malloc(n);
+	struct mallinfo2 after = mallinfo2();
+	free(p);
+	return after.hblks > before.hblks;
+}
 
 int weft_init(int *provided, int *own) {
 	int flag = 0, rc = MPI_Initialized(&flag);

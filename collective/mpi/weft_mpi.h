@@ -12,6 +12,7 @@
 #define WEFT_MPI_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft_types.h" // WEFT_T_* and WEFT_OP_*
@@ -24,6 +25,12 @@
 int weft_initialized(int *flag);
 int weft_finalized(int *flag);
 int weft_init(int *provided, int *own);
+// weft_keep_malloc makes glibc's malloc keep what it frees (mallopt: no
+// mmap, no trim, one arena), before MPI_Init; 0 on success.
+int weft_keep_malloc(void);
+// weft_malloc_maps says whether glibc serves a malloc of n bytes with a
+// mapping of its own (the tests check weft_keep_malloc with it).
+int weft_malloc_maps(size_t n);
 int weft_query_thread(int *provided);
 int weft_thread_multiple(void);
 int weft_setup(int own);
