@@ -330,6 +330,7 @@ func BenchmarkDeviceModes(b *testing.B) {
 			}
 			s := res.Stats
 			k := float64(max(s.Steps, 1))
+			b.ReportMetric(s.Wall.Seconds()*1e3/k, "step-ms")
 			b.ReportMetric(float64(s.Samples*2)/s.Wall.Seconds(), "samples/s")
 			b.ReportMetric(s.Exposed.Seconds()*1e3/k, "exposed-ms/step")
 			b.ReportMetric(s.Comm.Seconds()*1e3/k, "comm-ms/step")

@@ -138,10 +138,12 @@
 // The device computes what the CPU computes but for the GEMMs' summation
 // order (cuBLAS's, or the host-memory fake's), so a run on a device
 // follows the CPU's within float32 rounding (the tests state the
-// bounds), and every rank's real weights are the same bits. Stats.Update
-// on a device is the host's time to queue the update kernels; their run
-// time is part of Compute. Real reads the real weights back. Close frees
-// what the trainer placed on the device.
+// bounds), and every rank's real weights are the same bits. On a device
+// the statistics are the host's: Update is the time to queue the update
+// kernels (their run time is part of Compute), and Exposed the time the
+// host waited for a reduction, while the device may still have been
+// running kernels queued before. Real reads the real weights back. Close
+// frees what the trainer placed on the device.
 //
 // # Jobs
 //

@@ -88,6 +88,9 @@ type Result struct {
 	Curve []Point // rank 0 with Eval: after each epoch
 	Final float64 // rank 0 with Eval: test accuracy after the final Flush
 	Bytes int     // bytes of the model's parameters
+	// Device is the CUDA ordinal this rank trained on (Job.Device), -1
+	// on the CPU.
+	Device int
 }
 
 // Check reports an unknown model or optimizer name.
@@ -152,7 +155,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, train, test *nn.Datas
 	if err != nil {
 		return nil, err
 	}
-	res.Bytes = 4 * m.NumParams()
+	res.Bytes, res.Device = 4*m.NumParams(), dev
 	return res, nil
 }
 
