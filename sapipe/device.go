@@ -186,8 +186,18 @@ func (t *Trainer) issueOnDevice(f *flight, bi, p int) {
 // caller issues next on the communicator (Job's barrier) comes after the
 // step's reductions on every rank.
 func (t *Trainer) awaitIssued() {
-	if t.last != nil {
-		<-t.last.queued
+	if t.last == nil {
+		return
+	}
+	select {
+	case <-t.last.queued:
+	case <-t.ctx.Done():
+		// The reductions of this step may be issued on some ranks and
+		// not on others: fail the communicator, as wait does.
+		t.comm.Abort()
+		if t.err == nil {
+			t.err = fmt.Errorf("sapipe: step %d: waiting for the device's backward: %w: %w", t.step, collective.ErrAborted, t.ctx.Err())
+		}
 	}
 }
 

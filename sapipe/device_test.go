@@ -2,6 +2,7 @@ package sapipe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -339,4 +340,73 @@ func BenchmarkDeviceModes(b *testing.B) {
 			}
 		})
 	}
+}
+
+// hostOnlyOpt is an optimizer of a user's own, with no device state.
+type hostOnlyOpt struct{}
+
+func (hostOnlyOpt) Init(int)                   {}
+func (hostOnlyOpt) Apply(*nn.Update, int, int) {}
+
+// TestDeviceFailures: an optimizer that cannot keep its state on the
+// device is refused naming it; a rank that fails mid-run makes the other,
+// training on a device with reductions in flight, return an error instead
+// of hanging, and Close returns once the flights are over.
+func TestDeviceFailures(t *testing.T) {
+	cudatest.Devices(t, 2)
+	err := ranks.Run(context.Background(), 2, func(ctx context.Context, c *collective.Comm) error {
+		d, err := nn.OpenDevice(c.Rank(), cuda.MathFloat32)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		m := nn.MLP(1, 8, 16, 3)
+		if err := m.To(d); err != nil {
+			return err
+		}
+		_, err = New(ctx, c, m, hostOnlyOpt{}, Config{})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "optimizer sapipe.hostOnlyOpt keeps its state on the host only") {
+		t.Errorf("a host-only optimizer on a device: %v", err)
+	}
+
+	data := synthetic(1024, 8, 3, 1)
+	errs := make([]error, 2)
+	err = ranks.Run(context.Background(), 2, func(ctx context.Context, c *collective.Comm) error {
+		d, err := nn.OpenDevice(c.Rank(), cuda.MathFloat32)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		m := nn.MLP(1, 8, 16, 16, 3)
+		if err := m.To(d); err != nil {
+			return err
+		}
+		tr, err := New(ctx, c, m, &nn.SGD{LR: 0.1, Momentum: 0.9}, Config{Mode: PipeSGD, BucketBytes: 64})
+		if err != nil {
+			return err
+		}
+		// Rank 1 stops after 3 steps and fails; rank 0 goes on.
+		maxSteps := 40
+		if c.Rank() == 1 {
+			maxSteps = 3
+		}
+		_, err = tr.Epoch(ctx, data, EpochOptions{Batch: 16, Seed: 1, MaxSteps: maxSteps})
+		if cerr := tr.Close(); err == nil {
+			err = cerr
+		}
+		errs[c.Rank()] = err
+		if err == nil && c.Rank() == 1 {
+			err = errors.New("rank 1 fails")
+		}
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "rank 1 fails") {
+		t.Fatalf("ranks.Run: %v, want rank 1's failure", err)
+	}
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "sapipe: step") {
+		t.Errorf("rank 0: %v, want the failed step's error", errs[0])
+	}
+	t.Logf("rank 0: %v", errs[0])
 }

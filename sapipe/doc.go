@@ -172,7 +172,8 @@
 //
 // A Trainer, and a Job's Run, is driven by one goroutine per rank. Its reductions run on the
 // communicator's goroutines and on one waiting goroutine per bucket and
-// step. The context given to Step bounds the waits; when it ends the
+// step (on a device, it first waits for the bucket's event and issues
+// the reduction). The context given to Step bounds the waits; when it ends the
 // communicator is aborted, since a reduction in flight owns the gradient
 // buffers and cannot be withdrawn from the peers.
 package sapipe
