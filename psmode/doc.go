@@ -43,13 +43,13 @@
 //
 // # Equality with allreduce
 //
-// The servers' update rules are nn's: Optimizer.Apply computes nn.SGD's
-// ("sgd", "momentum") and nn.Adam's ("adam") numbers bit for bit on the
-// gradient g*scale + WeightDecay*w (TestOptimizerIsNN). It is a loop of
-// psmode's own only because a key's optimizer state migrates with the key
-// between servers, and nn's optimizers do not export theirs.
+// The servers' update rules are nn's optimizers: Optimizer.ForKey gives a
+// key nn.SGD ("sgd", "momentum") or nn.Adam ("adam") over its parameters,
+// stepped on the gradient g*scale (+ WeightDecay*w), with T the key's
+// version + 1 (TestOptimizerIsNN). The state (nn's State) migrates with
+// the key between servers.
 //
-// The servers compute w = Optimizer.Apply(w, sum of pushes, 1/W, ...), the
+// The servers compute ForKey(n).Apply(w, sum of pushes, 1/W, ...), the
 // function a worker calls after an allreduce of the same gradients, with
 // the same per-key state. The only difference is the order of the sum:
 // the server adds pushes in arrival order, the allreduce in its own.

@@ -187,11 +187,9 @@ func TestAllReduceEquality(t *testing.T) {
 						w, g := make([]float32, n), make([]float32, n)
 						initParams(w)
 						layout := NewLayout([]int{n}, 4*128)
-						state := make([][][]float32, len(layout.Keys))
+						opts := make([]*KeyOptimizer, len(layout.Keys))
 						for k, key := range layout.Keys {
-							for range o.StateSlots() {
-								state[k] = append(state[k], make([]float32, key.Len))
-							}
+							opts[k] = o.ForKey(key.Len)
 						}
 						for s := int64(0); s < steps; s++ {
 							gradOf(g, w, r)
@@ -200,7 +198,7 @@ func TestAllReduceEquality(t *testing.T) {
 								return
 							}
 							for k, key := range layout.Keys {
-								o.Apply(w[key.Off:key.Off+key.Len], g[key.Off:key.Off+key.Len], 1/float32(workers), state[k], s)
+								opts[k].Apply(w[key.Off:key.Off+key.Len], g[key.Off:key.Off+key.Len], 1/float32(workers), s)
 							}
 						}
 						ref[r] = w
