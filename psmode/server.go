@@ -45,8 +45,8 @@ func (s *server) post(e *event) {
 type shard struct {
 	w, acc  []float32
 	opt     *KeyOptimizer // nn's optimizer and its state
-	count   int   // pushes aggregated for the current step (sync)
-	version int64 // updates applied
+	count   int           // pushes aggregated for the current step (sync)
+	version int64         // updates applied
 	waiting []*event
 }
 
