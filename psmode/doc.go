@@ -22,6 +22,19 @@
 // it under a launcher, package psmode/psbench (`weft ps bench`) on
 // in-process ranks under stragglers.
 //
+// # Workers on a GPU
+//
+// A worker whose model lives on an nn.Device pushes and pulls through
+// Staging: its Step copies each key's gradient from device memory into
+// pinned host memory and sends it, and copies each pulled key into the
+// parameters in device memory, with two pinned buffers per direction so
+// that the copies of one key overlap the network transfer of the next;
+// a key is sent only after the event recorded behind its copy completes.
+// Job.OnDevice trains the MLP so (nn's device path). The servers, the
+// table and PSLD see the same messages from a device worker as from a CPU
+// worker: the results are the same bits (TestDeviceWorker, with
+// migrations, scale-out, scale-in and a straggler).
+//
 // # Keys, table, versions
 //
 // Tensors (Config.Sizes, float32) are laid end to end and cut into keys of
