@@ -52,6 +52,25 @@ type ring struct {
 	op  [2]*Op
 	// copied: an event recorded that the next use of the buffer waits for.
 	copied [2]bool
+	// held: an operation was still in flight on the buffer when its step
+	// ended with an error; the buffer is never reused nor freed.
+	held [2]bool
+}
+
+// settle waits for the operations that hold r's buffers, and marks those
+// still in flight when ctx ends as held.
+func (r *ring) settle(ctx context.Context) {
+	for b, o := range r.op {
+		if o == nil {
+			continue
+		}
+		if err := o.Wait(ctx); err != nil {
+			if done, _ := o.Test(); !done {
+				r.held[b] = true
+			}
+		}
+		r.op[b] = nil
+	}
 }
 
 // NewStaging returns the staging of worker w's transfers with d: four
@@ -85,6 +104,8 @@ func NewStaging(w *Worker, d *nn.Device) (*Staging, error) {
 }
 
 // Close frees the pinned buffers and events, after the copies in flight.
+// A buffer that a failed Step left to a transfer still in flight is not
+// freed (the network may still use it).
 func (s *Staging) Close() error {
 	var errs []error
 	for _, r := range []*ring{&s.push, &s.pull} {
@@ -96,10 +117,10 @@ func (s *Staging) Close() error {
 				errs = append(errs, r.ev[i].Close())
 				r.ev[i] = nil
 			}
-			if r.buf[i] != nil {
+			if r.buf[i] != nil && !r.held[i] {
 				errs = append(errs, r.buf[i].Free())
-				r.buf[i] = nil
 			}
+			r.buf[i] = nil
 		}
 	}
 	return errors.Join(errs...)
@@ -167,6 +188,9 @@ func (s *Staging) Step(ctx context.Context, grads, params *nn.Tensor) error {
 	if err := s.check("params", params); err != nil {
 		return err
 	}
+	if s.push.held != [2]bool{} || s.pull.held != [2]bool{} {
+		return fmt.Errorf("psmode: worker %d: staging used after a failed step", s.w.Rank())
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
@@ -228,16 +252,8 @@ func (s *Staging) pushAll(ctx context.Context, grads *nn.Tensor) error {
 		r.copied[b] = true
 		return nil
 	}
-	defer func() {
-		// Leave no send holding a buffer past the step (an error ends it
-		// early: the worker has failed by then or the context ended).
-		for b, o := range r.op {
-			if o != nil {
-				o.Wait(ctx)
-				r.op[b] = nil
-			}
-		}
-	}()
+	// No send holds a buffer past the step.
+	defer r.settle(ctx)
 	if len(keys) > 0 {
 		if err := queue(0); err != nil {
 			return err
@@ -281,14 +297,7 @@ func (s *Staging) pullAll(ctx context.Context, params *nn.Tensor) error {
 		r.op[b] = s.w.Pull(k.ID, floats(r.buf[b], k.Len), minV)
 		return nil
 	}
-	defer func() {
-		for b, o := range r.op {
-			if o != nil {
-				o.Wait(ctx)
-				r.op[b] = nil
-			}
-		}
-	}()
+	defer r.settle(ctx)
 	if len(keys) > 0 {
 		if err := post(0); err != nil {
 			return err
@@ -301,11 +310,10 @@ func (s *Staging) pullAll(ctx context.Context, params *nn.Tensor) error {
 			}
 		}
 		b := i % 2
-		o := r.op[b]
-		r.op[b] = nil
-		if err := o.Wait(ctx); err != nil {
+		if err := r.op[b].Wait(ctx); err != nil {
 			return err
 		}
+		r.op[b] = nil
 		s.note("pulled", i)
 		if s.slow != nil {
 			s.slow(st)
