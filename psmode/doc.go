@@ -196,5 +196,6 @@
 // be called from several goroutines (one pending Pull per key); Step, Init
 // and Close must not run concurrently with anything else on the Worker.
 // Push's gradient and Pull's destination belong to the operation until its
-// Op completes.
+// Op completes. A Staging's Init and Step count as the Worker's Init and Step;
+// its Step runs the pushes and the pulls on two goroutines of its own.
 package psmode
