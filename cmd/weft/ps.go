@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,6 +96,8 @@ func psCmd() *cobra.Command {
 		f       psFlags
 		balance string
 		async   bool
+		device  string
+		local   int
 	)
 	cmd := &cobra.Command{
 		Use:   "ps",
@@ -107,6 +110,12 @@ keys; the servers aggregate the pushes and apply the optimizer.
 
   mpirun -np 6 -x WEFT_BACKEND=tcp weft ps --workers 2 --servers 4 --balance psld
 
+--device cuda trains each worker's model on a GPU (local rank r on GPU r
+mod the GPUs it sees), its gradients pushed from and its parameters pulled
+into device memory through pinned buffers, key by key; auto does so when
+every local rank can have a GPU of its own, else uses the CPU. The line
+names each worker's device.
+
 WEFT_PS_SLOWDOWN=server:factor makes a server a straggler (see
 'go doc github.com/weft-hpc/weft/psmode'). 'weft ps bench' compares static
 assignment with PSLD in one process.`,
@@ -115,11 +124,28 @@ assignment with PSLD in one process.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
+			dev, err := parseDevice(device, true)
+			if err != nil {
+				return err
+			}
+			if n := f.cfg.Workers + f.cfg.Servers + f.cfg.Standby; local > 0 && local != n {
+				return fmt.Errorf("--local %d: the job has %d ranks (--workers %d + --servers %d + --standby %d)", local, n, f.cfg.Workers, f.cfg.Servers, f.cfg.Standby)
+			}
 			job := f.cfg.Job
 			job.Balance, job.Async, job.Slowdown = balance, async, nil // env knobs apply
 			nn.SetThreads(1)                                           // one rank per process
-			return ranks.Run(cmd.Context(), 0, func(ctx context.Context, c *collective.Comm) error {
-				fitProcs(c.Launch())
+			return ranks.Run(cmd.Context(), local, func(ctx context.Context, c *collective.Comm) error {
+				if local == 0 {
+					fitProcs(c.Launch())
+				}
+				job := job // this rank's: where its worker trains
+				if job.IsWorker(c.Rank()) {
+					ord, err := dev.place(c)
+					if err != nil {
+						return err
+					}
+					job.OnDevice, job.Ordinal = ord >= 0, ord
+				}
 				data, err := fmnist.Load(cmp.Or(f.cfg.DataDir, fmnist.Dir), fmnist.Options{Limit: f.cfg.Limit})
 				if err != nil {
 					return err
@@ -129,8 +155,12 @@ assignment with PSLD in one process.`,
 				if err != nil || res == nil { // res: worker 0's
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
-					f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, res.Keys, len(res.Times), time.Since(start).Seconds(), res.Throughput(min(3, len(res.Times)-1)), res.Loss, res.Accuracy, res.FinalKeys)
+				devs := make([]string, len(res.Devices))
+				for i, o := range res.Devices {
+					devs[i] = deviceName(o)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers on %s, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
+					f.cfg.Workers, strings.Join(devs, ","), f.cfg.Servers+f.cfg.Standby, res.Keys, len(res.Times), time.Since(start).Seconds(), res.Throughput(min(3, len(res.Times)-1)), res.Loss, res.Accuracy, res.FinalKeys)
 				for _, e := range res.Events {
 					fmt.Fprintf(cmd.OutOrStdout(), "  step %3d %-9s %s\n", e.Step, e.Kind, e.Text)
 				}
@@ -141,6 +171,8 @@ assignment with PSLD in one process.`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&balance, "balance", "psld", "static or psld")
 	cmd.Flags().BoolVar(&async, "async", false, "asynchronous mode (no aggregation over workers)")
+	cmd.Flags().StringVar(&device, "device", "cpu", "where the workers' models train: cpu, cuda (local rank r on GPU r mod the GPUs it sees), or auto (cuda when every local rank has a GPU of its own)")
+	intFlag(cmd.Flags(), &local, "local", "", 0, 0, maxLocal, "run the job's ranks as goroutines of this process instead of under a launcher (--workers + --servers + --standby)")
 	cmd.AddCommand(psBenchCmd())
 	return cmd
 }
