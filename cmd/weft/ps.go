@@ -189,8 +189,8 @@ func benchPSCmd() *cobra.Command {
 // psBenchCmd is `weft ps bench`.
 func psBenchCmd() *cobra.Command {
 	var (
-		f                 psFlags
-		plotPath, csvPath string
+		f                         psFlags
+		plotPath, csvPath, device string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -206,6 +206,11 @@ step time over each run with PSLD's detections and decisions.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
+			dev, err := parseDevice(device, true)
+			if err != nil {
+				return err
+			}
+			f.cfg.Place = dev.place
 			res, err := psbench.Bench(cmd.Context(), f.cfg)
 			if err != nil {
 				return err
@@ -238,5 +243,6 @@ step time over each run with PSLD's detections and decisions.`,
 	fs.BoolVar(&f.cfg.CPU, "cpu", false, "the straggler burns CPU (contention) instead of sleeping")
 	fs.StringVar(&csvPath, "csv", "", "write every run's step times (ms) into this CSV file")
 	fs.StringVar(&plotPath, "plot", "", "write step time over the runs into this .png/.svg file")
+	fs.StringVar(&device, "device", "cpu", "where the workers' models train: cpu, cuda (the ranks share GPU 0 when it is the only one), or auto (cuda when every rank has a GPU of its own)")
 	return cmd
 }

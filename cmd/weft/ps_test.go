@@ -45,3 +45,20 @@ func TestPSDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestPSBenchDevice: weft ps bench --device. A bad value is refused naming
+// the flag; cuda on two host-memory fake GPUs trains each worker of every
+// run on its own device, and the table says which.
+func TestPSBenchDevice(t *testing.T) {
+	if out, err := weft(t, "ps", "bench", "--device", "tpu"); err == nil || !strings.Contains(err.Error(), `--device "tpu": want cpu, cuda or auto`) || out != "" {
+		t.Errorf("weft ps bench --device tpu: %v (output %q)", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(fmnist.Dir, "train-images-idx3-ubyte.gz")); err != nil {
+		t.Skipf("Fashion-MNIST not found (%v): the Debian package dataset-fashion-mnist is not installed", err)
+	}
+	out, err := weftChild(t, []string{"WEFT_FAKE_GPUS=2"}, "ps", "bench", "--device", "cuda", "--workers", "2", "--servers", "2",
+		"--params", "50k", "--hidden", "8", "--steps", "6", "--onset", "2", "--window", "2")
+	if err != nil || !strings.Contains(out, "workers' devices (CUDA ordinal, -1: the CPU): [0 1]") || strings.Count(out, "\n| ") != 6 {
+		t.Errorf("weft ps bench --device cuda on 2 fake GPUs: %v\n%s", err, out)
+	}
+}
