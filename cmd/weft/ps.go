@@ -44,6 +44,8 @@ func (f *psFlags) register(cmd *cobra.Command) {
 	floatFlag(fs, &f.cfg.LinkRate, "link-rate", 0, upTo(1e15), "emulated per-server link in bytes/s, e.g. 5e8 (0: none; WEFT_PS_LINK_RATE)")
 	intFlag(fs, &f.cfg.PSLD.Window, "window", "", 0, 0, maxCount, "PSLD trial window in steps (default 5)")
 	fs.Int64Var(&f.cfg.PSLD.Seed, "seed", 0, "PSLD exploration seed (default 1)")
+	fs.StringVar(&f.cfg.DataDir, "data", fmnist.Dir, "Fashion-MNIST directory")
+	intFlag(fs, &f.cfg.Limit, "limit", "", 0, 0, maxCount, "use only the first N images of each file (quick runs)")
 }
 
 func (f *psFlags) resolve() error {
