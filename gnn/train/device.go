@@ -1,0 +1,163 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/cuda"
+	"github.com/weft-hpc/weft/gnn/model"
+	"github.com/weft-hpc/weft/gnn/pipeline"
+	"github.com/weft-hpc/weft/nn"
+)
+
+// devTrainer is the training stage with the model on a device (RunOn):
+// the batch's rows arrive in the device cache's memory (Batch.Device),
+// the forward, loss, backward, gradient average and Adam run on the
+// device, and only the loss and the seed count come back to the host.
+type devTrainer struct {
+	d     *nn.Device
+	m     *model.Model
+	adam  *nn.Adam
+	cache *cuda.Stream // the device cache's stream, on which the rows are ready
+	ready *cuda.Event  // the rows' copy into x, on cache
+	n     int          // parameters
+	// gbuf is the gradients followed by the seed count and the loss sum,
+	// allreduced as one vector; the model's gradients are its first n.
+	gbuf, gt, tail, wt *nn.Tensor
+	x                  *nn.Tensor // the batch's rows, the model's input
+	ex                 *nn.Tensor // evaluation's input
+	logits             []float32
+	tot                [2]float32
+}
+
+// newDevTrainer places m's parameters, gradients and Adam's state on d.
+// cache is the stream on which the pipeline's device cache hands over
+// the rows.
+func newDevTrainer(d *nn.Device, m *model.Model, adam *nn.Adam, cache *cuda.Stream) (*devTrainer, error) {
+	n := len(m.W)
+	t := &devTrainer{d: d, m: m, adam: adam, cache: cache, n: n}
+	var err error
+	if t.ready, err = cuda.NewEvent(d.Ordinal(), false); err != nil {
+		return nil, fmt.Errorf("train: %v: %w", d, err)
+	}
+	t.wt, t.gbuf = nn.NewTensorOn(d, n), nn.NewTensorOn(d, n+2)
+	t.wt.Write(m.W)
+	t.gt, t.tail = t.gbuf.Slice(0, n), t.gbuf.Slice(n, n+2)
+	t.x, t.ex = nn.NewTensorOn(d, 0), nn.NewTensorOn(d, 0)
+	if err := m.BindTensors(t.wt, t.gt); err != nil {
+		t.close()
+		return nil, err
+	}
+	adam.InitOn(d, n)
+	if err := d.Err(); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *devTrainer) close() {
+	if t.ready != nil {
+		t.ready.Close()
+	}
+}
+
+// step is trainer.step on the device: the gradients times the batch's
+// seeds, their count and the loss times it are summed over the ranks in
+// device memory, and Adam applies the sum over the count.
+func (t *devTrainer) step(ctx context.Context, tr *trainer, b *pipeline.Batch) error {
+	if !b.Empty() {
+		rows := b.Device
+		tr.blocks = toBlocks(b.MFG, tr.blocks)
+		x := t.x.Resize(rows.Rows, rows.Dim)
+		// The rows are ready on the cache's stream, which also orders the
+		// cache's reuse of them: copy them there, and make the model's
+		// stream wait for the copy.
+		if err := errors.Join(cuda.Copy(t.cache, x.Ptr(), rows.Ptr, 4*rows.Rows*rows.Dim),
+			t.ready.Record(t.cache), t.d.Stream().Wait(t.ready)); err != nil {
+			return fmt.Errorf("train: batch %d's rows: %w", b.Index, err)
+		}
+		if c := tr.labelCols; c > 0 {
+			// The seeds' own label columns (trainer.step says why).
+			t.m.ClearCols(x, len(b.Seeds), rows.Dim-c, rows.Dim)
+		}
+		if err := tr.setLabels(b); err != nil {
+			return err
+		}
+		logits := t.m.Forward(tr.blocks, x, true)
+		loss, _ := tr.ce.Loss(logits, tr.labels)
+		t.m.Backward(tr.ce.Grad())
+		k := float32(len(b.Seeds))
+		t.m.Scale(t.gt, k)
+		t.tot = [2]float32{k, loss * k}
+		t.tail.Write(t.tot[:])
+	} else if err := cuda.Memset(t.d.Stream(), t.gbuf.Ptr(), 0, 4*(t.n+2)); err != nil {
+		return fmt.Errorf("train: %v: %w", t.d, err)
+	}
+	// A collective on device memory reads it when it is issued.
+	if err := t.sync(ctx); err != nil {
+		return err
+	}
+	mem, off := t.gbuf.Mem()
+	buf := collective.DeviceBuf(mem, collective.Float32).Slice(off/4, off/4+t.n+2)
+	if err := tr.comm.AllReduce(ctx, buf, buf, collective.Sum); err != nil {
+		return err
+	}
+	if err := t.tail.Read(ctx, t.tot[:]); err != nil {
+		return err
+	}
+	total := t.tot[0]
+	if total == 0 {
+		return nil
+	}
+	t.m.Scale(t.gt, 1/total)
+	tr.step_++
+	t.adam.Apply(&nn.Update{WT: t.wt, GT: t.gt, T: tr.step_}, 0, t.n)
+	tr.loss += float64(t.tot[1])
+	tr.seen += int64(total)
+	return t.m.Err()
+}
+
+// sync waits for the device's queued work and returns the model's or the
+// device's failure.
+func (t *devTrainer) sync(ctx context.Context) error {
+	if err := t.d.Sync(ctx); err != nil {
+		return err
+	}
+	return t.m.Err()
+}
+
+// infer runs the model on rows (host memory, rows x dim) on the device
+// and returns the logits in host memory and their width.
+func (t *devTrainer) infer(ctx context.Context, m gnnNet, blocks []model.Block, feat []float32, rows, dim int) ([]float32, int, error) {
+	x := t.ex.Resize(rows, dim)
+	x.Write(feat[:rows*dim])
+	lt := m.forward(blocks, x, false)
+	if cap(t.logits) < lt.Len() {
+		t.logits = make([]float32, lt.Len())
+	}
+	t.logits = t.logits[:lt.Len()]
+	if err := lt.Read(ctx, t.logits); err != nil {
+		return nil, 0, err
+	}
+	return t.logits, lt.Row(), t.m.Err()
+}
+
+// rankDevices is every rank's ordinal (-1: the CPU), gathered over c.
+func rankDevices(ctx context.Context, c *collective.Comm, ordinal int) ([]int, error) {
+	v := make([]int64, c.Size())
+	for i := range v {
+		v[i] = -1
+	}
+	v[c.Rank()] = int64(ordinal)
+	if err := c.AllReduce(ctx, collective.Buf(v), collective.Buf(v), collective.Max); err != nil {
+		return nil, err
+	}
+	out := make([]int, len(v))
+	for i, d := range v {
+		out[i] = int(d)
+	}
+	return out, nil
+}
