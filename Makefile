@@ -124,7 +124,7 @@ clean:
 # driver, NCCL, the CUDA runtime and NVRTC from NVIDIA's Python wheels, no
 # Go) unpack it and run gpu/gpu-check.sh. The device run takes under 5
 # minutes; scripts/gpu-check.sh says what it runs.
-GPU_TESTS = cuda collective/nccl gpu collective nn gnn/model
+GPU_TESTS = cuda collective/nccl gpu collective nn gnn/model gnn/spgnn
 GPUDIR ?= bin
 .PHONY: gpu-check
 gpu-check:
