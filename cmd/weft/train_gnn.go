@@ -82,12 +82,12 @@ have carried its bytes.
 --device cuda trains each rank's model on a GPU (local rank r on GPU r mod
 the GPUs it sees): the pipeline samples and fetches on the CPU and feeds a
 FIFO cache of feature rows in GPU memory (as large as --cache), uploading
-the rows it misses while the previous batch trains; the model, the loss,
-Adam and the gradient allreduce (NCCL, or staged through host memory) run
-on the GPU. sage, gcn and mlp train there; spgnn on the CPU only. --device
-auto takes cuda when every rank of the host can have a GPU of its own (and
-the model is not spgnn), else cpu. The header says where each rank
-trained, and with a GPU every row ends with the device rank 0 used.`,
+the rows it misses while the previous batch trains; the model (every
+--model; spgnn's proximity weights too), the loss, Adam and the gradient
+allreduce (NCCL, or staged through host memory) run on the GPU. --device
+auto takes cuda when every rank of the host can have a GPU of its own,
+else cpu. The header says where each rank trained, and with a GPU every
+row ends with the device rank 0 used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = cmd.OutOrStdout()
@@ -117,7 +117,7 @@ trained, and with a GPU every row ends with the device rank 0 used.`,
 	intFlag(f, &o.ranks, "ranks", "", 0, 0, maxLocal, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
 	f.BoolVar(&o.useLabels, "use-labels", false, "sage, gcn, mlp: the label trick: training nodes' one-hot labels are input columns, masked for the batch's seeds")
-	f.StringVar(&o.device, "device", "cpu", "where each rank's model trains: cpu, cuda (local rank r on GPU r mod the GPUs it sees; sage, gcn, mlp) or auto (cuda when each local rank can have its own GPU and the model runs there, else cpu)")
+	f.StringVar(&o.device, "device", "cpu", "where each rank's model trains: cpu, cuda (local rank r on GPU r mod the GPUs it sees) or auto (cuda when each local rank can have its own GPU, else cpu)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to FILE.RANK (FILE.0 for all ranks with --ranks)")
 	return cmd
 }
@@ -161,18 +161,11 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	return o.flagError(err)
 }
 
-// parseDevice reads --device: cuda with --model spgnn is refused (SP-GNN
-// trains on the CPU only), auto then means cpu.
+// parseDevice reads --device.
 func (o *gnnOptions) parseDevice() error {
 	d, err := parseDevice(o.device, true)
 	if err != nil {
 		return fmt.Errorf("train gnn: %w", err)
-	}
-	if o.kind == "spgnn" {
-		if d == onCUDA {
-			return fmt.Errorf("train gnn: --device cuda: --model spgnn trains on the CPU only (sage, gcn and mlp train on a GPU)")
-		}
-		d = onCPU
 	}
 	o.where = d
 	return nil

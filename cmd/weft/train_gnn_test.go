@@ -108,8 +108,9 @@ func TestTrainGNNBadFlags(t *testing.T) {
 // GPU says in one line what was looked for; on the host-memory fake
 // (WEFT_FAKE_GPUS) two ranks train on it, the header says where each rank
 // trained and every row ends with the device; auto takes cuda when each
-// local rank has a GPU of its own, else cpu; cuda with spgnn is refused;
-// cpu (the default) keeps the table's ten columns.
+// local rank has a GPU of its own, else cpu; cpu (the default) keeps the
+// table's ten columns. SP-GNN on the device: gnn/train's
+// TestRunOnDevice.
 func TestTrainGNNDevice(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "sbm.h5")
@@ -121,10 +122,6 @@ func TestTrainGNNDevice(t *testing.T) {
 	out, err := weftChild(t, []string{"WEFT_FAKE_GPUS="}, "train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1", "--device", "cuda")
 	if err == nil || !strings.Contains(out, "--device cuda: no GPU here") {
 		t.Errorf("--device cuda without a GPU: %v\n%s", err, out)
-	}
-	out, err = weftChild(t, []string{"WEFT_FAKE_GPUS=1"}, "train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1", "--device", "cuda", "--model", "spgnn")
-	if err == nil || !strings.Contains(out, "--device cuda: --model spgnn trains on the CPU only") {
-		t.Errorf("--device cuda --model spgnn: %v\n%s", err, out)
 	}
 	for _, c := range []struct {
 		gpus, device, model, note, col string

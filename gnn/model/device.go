@@ -271,19 +271,33 @@ func ScaleRef(y []float32, a float32) {
 	}
 }
 
-// ClearCols queues zeroing columns [lo, hi) of x's first rows rows on
-// the model's device (gnn/train's label-input mask).
-func (m *Model) ClearCols(x *nn.Tensor, rows, lo, hi int) {
+// ClearColsOn queues zeroing columns [lo, hi) of the first rows rows of
+// x, a tensor on a device, on s (gnn/train's label-input mask).
+func ClearColsOn(s *cuda.Stream, x *nn.Tensor, rows, lo, hi int) error {
 	dim := x.Row()
-	if rows < 0 || rows > x.Batch() || lo < 0 || hi < lo || hi > dim {
-		panic(fmt.Sprintf("model: ClearCols(%d rows, [%d, %d)) of a tensor %v", rows, lo, hi, x.Shape))
+	if x.Device() == nil || rows < 0 || rows > x.Batch() || lo < 0 || hi < lo || hi > dim {
+		return fmt.Errorf("model: weft_clear_cols: %d rows, columns [%d, %d) of a tensor %v on %v: %w", rows, lo, hi, x.Shape, x.Device(), cuda.ErrInvalid)
 	}
-	m.dev.launch("weft_clear_cols", rows*(hi-lo), x.Ptr(), rows, dim, lo, hi)
+	return launchOn(s, "weft_clear_cols", rows*(hi-lo), x.Ptr(), rows, dim, lo, hi)
 }
 
-// Scale queues t *= a on the model's device.
-func (m *Model) Scale(t *nn.Tensor, a float32) {
-	m.dev.launch("weft_scale", t.Len(), t.Ptr(), a, t.Len())
+// ScaleOn queues t *= a for a tensor on a device, on s.
+func ScaleOn(s *cuda.Stream, t *nn.Tensor, a float32) error {
+	if t.Device() == nil {
+		return fmt.Errorf("model: weft_scale of a host tensor: %w", cuda.ErrInvalid)
+	}
+	return launchOn(s, "weft_scale", t.Len(), t.Ptr(), a, t.Len())
+}
+
+func launchOn(s *cuda.Stream, name string, threads int, args ...any) error {
+	if threads == 0 {
+		return nil
+	}
+	m, err := cuda.Load(s.Device(), Kernels)
+	if err != nil {
+		return err
+	}
+	return m.Launch(s, name, threads, args...)
 }
 
 // The layers on the device: the CPU code's steps, each on device tensors.

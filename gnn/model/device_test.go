@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -117,8 +118,12 @@ func TestBlockKernels(t *testing.T) {
 	x := normals(r, 40*7)
 	xt := nn.NewTensorOn(d, 40, 7)
 	xt.Write(x)
-	m.ClearCols(xt, 30, 2, 5)
-	m.Scale(xt, 0.375)
+	if err := errors.Join(ClearColsOn(d.Stream(), xt, 30, 2, 5), ScaleOn(d.Stream(), xt, 0.375)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClearColsOn(d.Stream(), xt, 41, 2, 5); !errors.Is(err, cuda.ErrInvalid) {
+		t.Errorf("41 rows of 40: %v", err)
+	}
 	ClearColsRef(x, 30, 7, 2, 5)
 	ScaleRef(x, 0.375)
 	sameBits(t, "weft_clear_cols and weft_scale", read(t, xt), x)

@@ -21,13 +21,18 @@ var kernelSources embed.FS
 // AggregateGo (whose bits csrc/spgnn's C kernel reproduces) and
 // AggregateBackwardGo.
 var Kernels = cuda.Register(&cuda.Program{Name: "gnn/spgnn", Sources: kernelSources, Kernels: []cuda.Kernel{
-	{Name: "weft_spgnn_edge_weights", File: "spgnn.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
+	{Name: "weft_spgnn_edge_weights", File: "spgnn.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64},
 		Ref: func(a cuda.Args) {
-			rows, pdim := a.U64(4), a.U64(5)
+			rows, pdim, stride := a.U64(4), a.U64(5), a.U64(6)
 			b := model.Block{NumDst: rows, Indptr: a.Int64s(2, rows+1)}
 			b.Indices = a.Int32s(3, int(b.Indptr[rows]))
 			b.NumSrc = sources(rows, b.Indices)
-			copy(a.Float32s(0, len(b.Indices)), EdgeWeights(&b, a.Float32s(1, b.NumSrc*pdim), pdim))
+			all := a.Float32s(1, max(0, (b.NumSrc-1)*stride+pdim))
+			pos := make([]float32, 0, b.NumSrc*pdim)
+			for i := range b.NumSrc {
+				pos = append(pos, all[i*stride:i*stride+pdim]...)
+			}
+			copy(a.Float32s(0, len(b.Indices)), EdgeWeights(&b, pos, pdim))
 		}},
 	{Name: "weft_spgnn_standardise", File: "spgnn.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64, cuda.U64, cuda.U64},
 		Ref: func(a cuda.Args) {
@@ -177,13 +182,18 @@ func launch(s *cuda.Stream, kernel string, threads int, args ...any) error {
 }
 
 // EdgeWeightsOn queues weft_spgnn_edge_weights on s: w (one float per
-// edge) from the rows x pdim position matrix pos of the block's sources.
-func EdgeWeightsOn(s *cuda.Stream, w, pos, indptr, idx cuda.DevicePtr, rows, pdim int) error {
+// edge) from the position rows of the block's sources, pdim values each,
+// row i at pos + 4*i*stride bytes (stride pdim: a matrix of its own; the
+// feature rows' width: their position columns).
+func EdgeWeightsOn(s *cuda.Stream, w, pos, indptr, idx cuda.DevicePtr, rows, pdim, stride int) error {
+	if stride < pdim {
+		return fmt.Errorf("spgnn: weft_spgnn_edge_weights: rows of %d position values %d apart: %w", pdim, stride, cuda.ErrInvalid)
+	}
 	if err := checkAligned("weft_spgnn_edge_weights", map[string]cuda.DevicePtr{"w": w, "pos": pos, "indptr": indptr, "idx": idx},
 		map[string]cuda.DevicePtr{"w": 4, "pos": 4, "indptr": 8, "idx": 4}); err != nil {
 		return err
 	}
-	return launch(s, "weft_spgnn_edge_weights", rows, w, pos, indptr, idx, rows, pdim)
+	return launch(s, "weft_spgnn_edge_weights", rows, w, pos, indptr, idx, rows, pdim, stride)
 }
 
 // StandardiseOn queues weft_spgnn_standardise on s over the first rows

@@ -102,8 +102,11 @@
 // atomics; and the weights' gradient, one thread per edge).
 // TestDeviceKernels compares them with the CPU on the device (the fake
 // without a GPU) and TestSourceOnCPU compiles spgnn.cu with g++ and
-// compares it too. The Layer and Model still run on the CPU: weft train
-// gnn trains SP-GNN there.
+// compares it too. A node-level Model runs on a device through them (To;
+// Upload the blocks, fill their weights with EdgeWeightsOn, ForwardOn,
+// Backward): the layers' GEMMs and bias through nn's device calls, within
+// 1e-5 of the CPU model (TestModelOnDevice); weft train gnn --device
+// cuda trains it so. The graph-level head stays on the CPU.
 //
 // # Results
 //

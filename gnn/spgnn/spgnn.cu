@@ -4,7 +4,8 @@
 // float32.
 //
 //   weft_spgnn_edge_weights: the proximity weights of a block's edges from
-//       the position encoding (pos, width pdim), one thread per
+//       the position encoding (pos, width pdim, row i at pos + i * stride:
+//       the position columns of the feature rows), one thread per
 //       destination: p_e = 1 / (1 + sqrt(sum_j (pos_d[j] - pos_s[j])^2))
 //       in double, rounded to float, then w[e] = p_e / sum of the row's p
 //       (double, in edge order). Reference: spgnn.EdgeWeights.
@@ -28,13 +29,13 @@
 #include "weft_half.cuh"
 
 extern "C" __global__ void weft_spgnn_edge_weights(float* w, const float* pos, const long long* indptr, const int* idx,
-                                                   weft_u64 rows, weft_u64 pdim) {
+                                                   weft_u64 rows, weft_u64 pdim, weft_u64 stride) {
     WEFT_FOR(d, rows) {
         const long long lo = indptr[d], hi = indptr[d + 1];
-        const float* pd = pos + d * pdim;
+        const float* pd = pos + d * stride;
         double sum = 0.0;
         for (long long e = lo; e < hi; e++) {
-            const float* ps = pos + (weft_u64)idx[e] * pdim;
+            const float* ps = pos + (weft_u64)idx[e] * stride;
             double r = 0.0;
             for (weft_u64 j = 0; j < pdim; j++) {
                 const double x = (double)pd[j] - (double)ps[j];

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/gnn/pipeline"
+	"github.com/weft-hpc/weft/gnn/spgnn"
 	"github.com/weft-hpc/weft/nn"
 )
 
@@ -18,7 +19,8 @@ import (
 // device, and only the loss and the seed count come back to the host.
 type devTrainer struct {
 	d     *nn.Device
-	m     *model.Model
+	m     gnnNet
+	dn    deviceNet
 	adam  *nn.Adam
 	cache *cuda.Stream // the device cache's stream, on which the rows are ready
 	ready *cuda.Event  // the rows' copy into x, on cache
@@ -32,21 +34,35 @@ type devTrainer struct {
 	tot                [2]float32
 }
 
+// deviceNet is a gnnNet that also runs on a device: bound to parameters
+// and gradients there, forward takes and returns tensors there.
+type deviceNet interface {
+	BindTensors(w, g *nn.Tensor) error
+	// Err is the first failure of the net's own device work or the
+	// device's.
+	Err() error
+}
+
 // newDevTrainer places m's parameters, gradients and Adam's state on d.
 // cache is the stream on which the pipeline's device cache hands over
 // the rows.
-func newDevTrainer(d *nn.Device, m *model.Model, adam *nn.Adam, cache *cuda.Stream) (*devTrainer, error) {
-	n := len(m.W)
-	t := &devTrainer{d: d, m: m, adam: adam, cache: cache, n: n}
+func newDevTrainer(d *nn.Device, m gnnNet, adam *nn.Adam, cache *cuda.Stream) (*devTrainer, error) {
+	dn, ok := m.(deviceNet)
+	if !ok {
+		return nil, fmt.Errorf("train: %T does not run on a device", m)
+	}
+	w, _ := m.params()
+	n := len(w)
+	t := &devTrainer{d: d, m: m, dn: dn, adam: adam, cache: cache, n: n}
 	var err error
 	if t.ready, err = cuda.NewEvent(d.Ordinal(), false); err != nil {
 		return nil, fmt.Errorf("train: %v: %w", d, err)
 	}
 	t.wt, t.gbuf = nn.NewTensorOn(d, n), nn.NewTensorOn(d, n+2)
-	t.wt.Write(m.W)
+	t.wt.Write(w)
 	t.gt, t.tail = t.gbuf.Slice(0, n), t.gbuf.Slice(n, n+2)
 	t.x, t.ex = nn.NewTensorOn(d, 0), nn.NewTensorOn(d, 0)
-	if err := m.BindTensors(t.wt, t.gt); err != nil {
+	if err := dn.BindTensors(t.wt, t.gt); err != nil {
 		t.close()
 		return nil, err
 	}
@@ -81,16 +97,20 @@ func (t *devTrainer) step(ctx context.Context, tr *trainer, b *pipeline.Batch) e
 		}
 		if c := tr.labelCols; c > 0 {
 			// The seeds' own label columns (trainer.step says why).
-			t.m.ClearCols(x, len(b.Seeds), rows.Dim-c, rows.Dim)
+			if err := model.ClearColsOn(t.d.Stream(), x, len(b.Seeds), rows.Dim-c, rows.Dim); err != nil {
+				return fmt.Errorf("train: %v: %w", t.d, err)
+			}
 		}
 		if err := tr.setLabels(b); err != nil {
 			return err
 		}
-		logits := t.m.Forward(tr.blocks, x, true)
+		logits := t.m.forward(tr.blocks, x, true)
 		loss, _ := tr.ce.Loss(logits, tr.labels)
-		t.m.Backward(tr.ce.Grad())
+		t.m.backward(tr.ce.Grad())
 		k := float32(len(b.Seeds))
-		t.m.Scale(t.gt, k)
+		if err := model.ScaleOn(t.d.Stream(), t.gt, k); err != nil {
+			return fmt.Errorf("train: %v: %w", t.d, err)
+		}
 		t.tot = [2]float32{k, loss * k}
 		t.tail.Write(t.tot[:])
 	} else if err := cuda.Memset(t.d.Stream(), t.gbuf.Ptr(), 0, 4*(t.n+2)); err != nil {
@@ -112,12 +132,14 @@ func (t *devTrainer) step(ctx context.Context, tr *trainer, b *pipeline.Batch) e
 	if total == 0 {
 		return nil
 	}
-	t.m.Scale(t.gt, 1/total)
+	if err := model.ScaleOn(t.d.Stream(), t.gt, 1/total); err != nil {
+		return fmt.Errorf("train: %v: %w", t.d, err)
+	}
 	tr.step_++
 	t.adam.Apply(&nn.Update{WT: t.wt, GT: t.gt, T: tr.step_}, 0, t.n)
 	tr.loss += float64(t.tot[1])
 	tr.seen += int64(total)
-	return t.m.Err()
+	return t.dn.Err()
 }
 
 // sync waits for the device's queued work and returns the model's or the
@@ -126,7 +148,7 @@ func (t *devTrainer) sync(ctx context.Context) error {
 	if err := t.d.Sync(ctx); err != nil {
 		return err
 	}
-	return t.m.Err()
+	return t.dn.Err()
 }
 
 // infer runs the model on rows (host memory, rows x dim) on the device
@@ -142,7 +164,7 @@ func (t *devTrainer) infer(ctx context.Context, m gnnNet, blocks []model.Block, 
 	if err := lt.Read(ctx, t.logits); err != nil {
 		return nil, 0, err
 	}
-	return t.logits, lt.Row(), t.m.Err()
+	return t.logits, lt.Row(), t.dn.Err()
 }
 
 // rankDevices is every rank's ordinal (-1: the CPU), gathered over c.
@@ -160,4 +182,42 @@ func rankDevices(ctx context.Context, c *collective.Comm, ordinal int) ([]int, e
 		out[i] = int(d)
 	}
 	return out, nil
+}
+
+func (n blockNet) BindTensors(w, g *nn.Tensor) error { return n.m.BindTensors(w, g) }
+func (n blockNet) Err() error                        { return n.m.Err() }
+
+func (n *spNet) BindTensors(w, g *nn.Tensor) error { return n.m.BindTensors(w, g) }
+func (n *spNet) Err() error                        { return errors.Join(n.err, n.m.Err()) }
+
+// forwardOn is spNet.forward on a device: the blocks go up in one copy,
+// the proximity weights come from the position columns of x as they
+// arrived, then the encoding columns are standardised in place (the
+// position columns cleared where they are not an input), and the layers
+// run.
+func (n *spNet) forwardOn(blocks []model.Block, x *nn.Tensor) *nn.Tensor {
+	d := x.Device()
+	s := d.Stream()
+	if n.meanT == nil {
+		n.meanT, n.invT = nn.NewTensorOn(d, n.encDim), nn.NewTensorOn(d, n.encDim)
+		n.meanT.Write(n.mean)
+		n.invT.Write(n.inv)
+	}
+	dbs := n.m.Upload(blocks)
+	for i, db := range dbs {
+		n.keep(spgnn.EdgeWeightsOn(s, db.Alpha, x.Ptr().Add(4*n.encOff), db.Indptr, db.Indices, blocks[i].NumDst, n.posDim, x.Row()))
+	}
+	zero := 0
+	if !n.posInput {
+		zero = n.posDim
+	}
+	n.keep(spgnn.StandardiseOn(s, x.Ptr(), n.meanT.Ptr(), n.invT.Ptr(), x.Batch(), x.Row(), n.encOff, n.encDim, zero))
+	return n.m.ForwardOn(x)
+}
+
+// keep records the first failure of the net's own device work.
+func (n *spNet) keep(err error) {
+	if err != nil && n.err == nil {
+		n.err = err
+	}
 }

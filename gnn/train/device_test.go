@@ -43,8 +43,9 @@ func runOn(t *testing.T, o Options, ranks, ordinal int) []*Result {
 // to 1% of the nodes.
 const deviceLossBound, deviceAccBound = 1e-3, 0.01
 
-// TestRunOnDevice trains GraphSAGE, GCN, and the MLP with label inputs on
-// two goroutine ranks, each on the device (the fake without a GPU, both
+// TestRunOnDevice trains GraphSAGE, GCN, the MLP with label inputs and
+// SP-GNN (proximity weights and standardisation on the device) on two
+// goroutine ranks, each on the device (the fake without a GPU, both
 // ranks on device 0), against the same runs on the CPU: BGL's pipeline
 // samples on the CPU and feeds the device cache, the model, loss, Adam and
 // the gradient average (the communicator's device calls) run on the
@@ -54,7 +55,8 @@ const deviceLossBound, deviceAccBound = 1e-3, 0.01
 // is in the setup.
 func TestRunOnDevice(t *testing.T) {
 	cudatest.Devices(t, 1)
-	data, _ := sbmFile(t, graph.SBMOptions{Nodes: 2000, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8, Noise: 3})
+	data, csr := sbmFile(t, graph.SBMOptions{Nodes: 2000, Blocks: 4, DegIn: 8, DegOut: 2, FeatDim: 8, Noise: 3})
+	writeEncodings(t, data, csr, nil)
 	base := Options{Data: data, Partition: "random", Fanouts: []int{5, 5}, Batch: 128, Epochs: 3, Hidden: 16, LR: 0.01, Dropout: 0.3, Seed: 2}
 	for _, tc := range []struct {
 		name string
@@ -64,6 +66,7 @@ func TestRunOnDevice(t *testing.T) {
 		{"gcn", func(o *Options) { o.Model = "gcn" }},
 		{"mlp labels", func(o *Options) { o.Model, o.UseLabels = "mlp", true }},
 		{"sage baseline", func(o *Options) { o.Pipeline = "baseline" }},
+		{"spgnn", func(o *Options) { o.Model = "spgnn" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := base
@@ -86,25 +89,5 @@ func TestRunOnDevice(t *testing.T) {
 				t.Errorf("the loss did not fall on the device: %v", dev[0].Epochs)
 			}
 		})
-	}
-}
-
-// TestRunOnDeviceRefusesSPGNN: SP-GNN trains on the CPU only; on a device
-// it is an error naming the model, on every rank.
-func TestRunOnDeviceRefusesSPGNN(t *testing.T) {
-	cudatest.Devices(t, 1)
-	data, csr := sbmFile(t, graph.SBMOptions{Nodes: 300, Blocks: 3, DegIn: 6, DegOut: 2, FeatDim: 4})
-	writeEncodings(t, data, csr, nil)
-	j, err := NewJob(Options{Data: data, Model: "spgnn", Epochs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := gnntest.RunRanks(t, 1, time.Minute, func(c *collective.Comm) error {
-		_, err := j.RunOn(context.Background(), c, 0, Report{})
-		return err
-	})
-	var oe *OptionError
-	if !errors.As(errs[0], &oe) || oe.Option != "Model" {
-		t.Fatalf("spgnn on a device: %v", errs[0])
 	}
 }

@@ -76,8 +76,9 @@
 //
 // # On a GPU
 //
-// Job.RunOn puts a rank's model on a CUDA device (sage, gcn and mlp;
-// SP-GNN trains on the CPU only). The pipeline still samples and fetches
+// Job.RunOn puts a rank's model on a CUDA device (every model; for SP-GNN
+// the proximity weights and the standardisation of the encodings run
+// there too, gnn/spgnn's kernels). The pipeline still samples and fetches
 // on CPU stages; its fetch stage hands each batch's rows to the device
 // through BGL's FIFO cache in device memory (pipeline.Options.Device, as
 // large as the Cache budget; the host cache of remote rows stays in front

@@ -154,8 +154,9 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 // fetches on the CPU; its fetch stage hands each batch's rows to the
 // device through BGL's FIFO cache in device memory (pipeline.Options.Device,
 // as large as the Cache budget), uploading the rows it misses from pinned
-// memory while earlier batches train; the model (sage, gcn or mlp: SP-GNN
-// trains on the CPU only), the loss and Adam run on the device, and the
+// memory while earlier batches train; the model (SP-GNN's proximity
+// weights and standardisation included), the loss and Adam run on the
+// device, and the
 // gradients are averaged in device memory through the communicator
 // (collective's device calls: NCCL, or staged through pinned memory).
 // The losses and accuracies are the CPU's within the GEMMs' rounding
@@ -163,9 +164,6 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 func (j *Job) RunOn(ctx context.Context, c *collective.Comm, ordinal int, rep Report) (*Result, error) {
 	o := &j.o
 	rank, size := c.Rank(), c.Size()
-	if ordinal >= 0 && o.Model == "spgnn" {
-		return nil, optionError("Model", o.Model, "trains on the CPU only (sage, gcn and mlp train on a device)")
-	}
 	local := max(1, c.Launch().LocalRanks)
 	sh, evalSets, err := j.load(size, rank)
 	if err != nil {
@@ -238,7 +236,7 @@ func (j *Job) RunOn(ctx context.Context, c *collective.Comm, ordinal int, rep Re
 	adam := nn.NewAdam(float32(o.LR))
 	tr := &trainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads}
 	if dev != nil {
-		if tr.dev, err = newDevTrainer(dev, m.(blockNet).m, adam, p.Device().Stream()); err != nil {
+		if tr.dev, err = newDevTrainer(dev, m, adam, p.Device().Stream()); err != nil {
 			return nil, err
 		}
 		defer tr.dev.close()
