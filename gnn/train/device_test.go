@@ -3,8 +3,10 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +91,27 @@ func TestRunOnDevice(t *testing.T) {
 				t.Errorf("the loss did not fall on the device: %v", dev[0].Epochs)
 			}
 		})
+	}
+}
+
+// TestRunOnMissingDevice: a device the rank cannot open is an error naming
+// the rank, on every rank, before any training.
+func TestRunOnMissingDevice(t *testing.T) {
+	cudatest.Devices(t, 1)
+	data, _ := sbmFile(t, graph.SBMOptions{Nodes: 300, Blocks: 3, DegIn: 6, DegOut: 2, FeatDim: 4})
+	j, err := NewJob(Options{Data: data, Partition: "random", Epochs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := gnntest.RunRanks(t, 2, time.Minute, func(c *collective.Comm) error {
+		_, err := j.RunOn(context.Background(), c, 3, Report{})
+		return err
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rank %d", r)) || !strings.Contains(err.Error(), "device 3") {
+			t.Errorf("rank %d on device 3 of 1: %v", r, err)
+		} else {
+			t.Log(err)
+		}
 	}
 }
