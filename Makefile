@@ -125,7 +125,7 @@ clean:
 # Go, no Fashion-MNIST: the first 12,000 training and 2,000 test images
 # travel with the binaries) unpack it and run gpu/gpu-check.sh. The device
 # run takes under 8 minutes; scripts/gpu-check.sh says what it runs.
-GPU_TESTS = cuda collective/nccl gpu collective nn gnn/model sapipe psmode gnn/feature gnn/pipeline gnn/train
+GPU_TESTS = cuda collective/nccl gpu collective nn gnn/model gnn/spgnn sapipe psmode gnn/feature gnn/pipeline gnn/train
 GPUDIR ?= bin
 .PHONY: gpu-check
 gpu-check:
