@@ -2,9 +2,11 @@
 # gpu-check.sh: Weft's GPU validation, run on a machine with an NVIDIA GPU
 # and no Go toolchain. `make gpu-check` builds what it runs into bin/gpu
 # (test binaries, weft, the shared libraries they link in lib/) and packs
-# bin/gpu.tar.gz; on the GPU machine:
+# bin/gpu.tar.xz; on the GPU machine:
 #
-#   tar xzf bin/gpu.tar.gz -C /tmp && /tmp/gpu/gpu-check.sh
+#   tar xJf bin/gpu.tar.xz -C /tmp && /tmp/gpu/gpu-check.sh
+#
+# (where tar lacks xz: python3 -m tarfile -e gpu.tar.xz /tmp)
 #
 # It finds NCCL, the CUDA runtime, NVRTC and cuBLAS in NVIDIA's Python
 # wheels (nvidia-nccl-cu13, nvidia-cuda-runtime, ...) through python3 and
@@ -14,7 +16,7 @@
 #   2. cuda.test                 device layer: memory, streams, events,
 #                                pinned copies, GEMM in each math, the
 #                                built-in kernels bit for bit
-#   3. nn.test, gnn_model.test   the training kernels bit for bit (nn:
+#   3. nn, gnn_model, gnn_spgnn  the training kernels bit for bit (nn:
 #                                layers, optimizers, MLP and CNN trained on
 #                                the device against the CPU, TF32/BF16 cost)
 #   4. gpu.test                  topology and local-rank mapping
@@ -27,8 +29,8 @@
 #   8. weft bench kernels        the kernels' bandwidth beside the
 #                                device-to-device copy and PyTorch's (when
 #                                python3 has torch: scripts/peers/torch_kernels.py)
-#   9. sapipe, psmode, gnn tests the trainers on the device against the CPU
-#                                (-run Device)
+#   9. sapipe, psmode, gnn tests the models and trainers on the device
+#                                against the CPU (-run Device)
 #  10. weft train mlp --device cuda
 #                                SAPipe against BSP, two ranks on the GPU
 #                                (staged), at 10 Gbit/s emulated and
@@ -106,7 +108,7 @@ step() { # step NAME SECONDS CMD...
 }
 step "weft gpus" 30 "$bindir/weft" gpus
 step "cuda (device layer, built-in kernels)" 60 "$bindir/cuda.test" -test.v -test.count=1 -test.run 'GPU'
-step "nn, gnn/model (training kernels)" 60 bash -c "'$bindir/nn.test' -test.v -test.count=1 -test.run 'Kernel' && '$bindir/gnn_model.test' -test.v -test.count=1 -test.run 'Kernel'"
+step "nn, gnn/model, gnn/spgnn (training kernels)" 90 bash -c "for t in nn gnn_model gnn_spgnn; do '$bindir/'\$t.test -test.v -test.count=1 -test.run 'Kernel' || exit 1; done"
 step "gpu (NVML)" 30 "$bindir/gpu.test" -test.v -test.count=1
 step "nccl (collectives on device buffers)" 60 "$bindir/collective_nccl.test" -test.v -test.count=1 -test.timeout=55s
 step "collective (conformance on device buffers)" 90 "$bindir/collective.test" -test.count=1 -test.run 'Device' -test.timeout=85s
@@ -129,8 +131,8 @@ step "weft bench kernels" 60 bash -c "set -o pipefail; '$bindir/weft' bench kern
 # Training on the device (issue 31). Sizes: the fake's are small enough for
 # make test; the GPU's are the targets' (docs/BENCHMARKS.md).
 gn=100000 epochs=2 steps=40 fmlimit=12000
-[[ ${GPU_CHECK_FAKE:-} == 1 ]] && gn=1500 epochs=1 steps=8 fmlimit=600
-step "sapipe, psmode, gnn (trainers on the device against the CPU)" 240 bash -c "for t in sapipe psmode gnn_feature gnn_pipeline gnn_train; do '$bindir/'\$t.test -test.count=1 -test.run Device -test.timeout=200s || exit 1; done"
+[[ ${GPU_CHECK_FAKE:-} == 1 ]] && gn=1500 epochs=1 steps=12 fmlimit=600
+step "sapipe, psmode, gnn (trainers on the device against the CPU)" 240 bash -c "for t in sapipe psmode gnn_model gnn_spgnn gnn_feature gnn_pipeline gnn_train; do '$bindir/'\$t.test -test.count=1 -test.run Device -test.timeout=200s || exit 1; done"
 train_mlp() { # train_mlp ARGS...: one run, its epoch and final lines
 	echo "weft train mlp $*" | tee -a "$out/gpu-train.txt"
 	"$bindir/weft" train mlp --data "$bindir/fmnist" --limit "$fmlimit" --device cuda --every 0 --epochs "$epochs" "$@" | tee -a "$out/gpu-train.txt"

@@ -208,6 +208,9 @@ step time over each run with PSLD's detections and decisions.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
+			if onset := cmp.Or(f.cfg.Onset, 8); f.cfg.Steps < onset+2 {
+				return fmt.Errorf("--onset %d with --steps %d: want at least two steps from the onset on (--steps at least %d)", onset, f.cfg.Steps, onset+2)
+			}
 			dev, err := parseDevice(device, true)
 			if err != nil {
 				return err

@@ -56,7 +56,7 @@ func TestPSBenchDevice(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fmnist.Dir, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skipf("Fashion-MNIST not found (%v): the Debian package dataset-fashion-mnist is not installed", err)
 	}
-	if _, err := weft(t, "ps", "bench", "--data", "/nonexistent/fm", "--steps", "2"); err == nil || !strings.Contains(err.Error(), "/nonexistent/fm") {
+	if _, err := weft(t, "ps", "bench", "--data", "/nonexistent/fm", "--steps", "10"); err == nil || !strings.Contains(err.Error(), "/nonexistent/fm") {
 		t.Errorf("weft ps bench --data /nonexistent/fm: %v, want an error naming the directory", err)
 	}
 	out, err := weftChild(t, []string{"WEFT_FAKE_GPUS=2"}, "ps", "bench", "--device", "cuda", "--workers", "2", "--servers", "2",

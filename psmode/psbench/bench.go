@@ -107,6 +107,9 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("psbench: %s = %d: want at least %d", v.name, v.n, v.min)
 		}
 	}
+	if cfg.Steps < cfg.Onset+2 {
+		return nil, fmt.Errorf("psbench: Onset = %d with Steps = %d: want at least two steps from the onset on (Steps >= Onset+2)", cfg.Onset, cfg.Steps)
+	}
 	data, err := fmnist.Load(cfg.DataDir, fmnist.Options{Limit: cfg.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("psbench: %w", err)
