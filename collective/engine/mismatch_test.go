@@ -126,6 +126,23 @@ func mismatchCases(count int) []mismatchCase {
 			return &driver.Call{Kind: driver.ReduceScatter, DType: driver.Float32, Op: driver.Sum, Count: c,
 				Send: make([]byte, 4*c*3), Recv: make([]byte, 4*c)}
 		}, 0},
+		{"reduce-scatter-v blocks", 3, func(r int) *driver.Call {
+			// The same total, other blocks on rank 1.
+			counts := []int{count + 1, count, count}
+			if r == 1 {
+				counts = []int{count, count + 1, count}
+			}
+			return &driver.Call{Kind: driver.ReduceScatterV, DType: driver.Float32, Op: driver.Sum, Count: 3*count + 1, Counts: counts,
+				Send: make([]byte, 4*(3*count+1)), Recv: make([]byte, 4*counts[r])}
+		}, 1},
+		{"reduce-scatter-v against reduce-scatter", 3, func(r int) *driver.Call {
+			if r == 2 {
+				return &driver.Call{Kind: driver.ReduceScatterV, DType: driver.Float32, Op: driver.Sum, Count: 3 * count, Counts: []int{count, count, count},
+					Send: make([]byte, 4*3*count), Recv: make([]byte, 4*count)}
+			}
+			return &driver.Call{Kind: driver.ReduceScatter, DType: driver.Float32, Op: driver.Sum, Count: count,
+				Send: make([]byte, 4*count*3), Recv: make([]byte, 4*count)}
+		}, 2},
 		{"all-to-all against allgather", 4, func(r int) *driver.Call {
 			if r == 1 {
 				return &driver.Call{Kind: driver.AllToAll, DType: driver.Float32, Count: count, Send: make([]byte, 4*count*4), Recv: make([]byte, 4*count*4)}

@@ -115,7 +115,7 @@ func (n *Conn) Device() int { return n.c.dev }
 func (n *Conn) DeviceCall(a *driver.Call) bool {
 	switch a.Kind {
 	case driver.AllReduce, driver.Broadcast, driver.Reduce, driver.AllGather, driver.AllGatherV,
-		driver.ReduceScatter, driver.AllToAll, driver.AllToAllV, driver.Barrier,
+		driver.ReduceScatter, driver.ReduceScatterV, driver.AllToAll, driver.AllToAllV, driver.Barrier,
 		driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
 		return a.DType == 0 || ncclHas(a.DType, a.Op)
 	}
@@ -166,6 +166,8 @@ func (n *Conn) queue(a *driver.Call) *Request {
 		return c.AllGather(send, recv, a.Count, a.DType, s)
 	case driver.ReduceScatter:
 		return c.ReduceScatter(send, recv, a.Count, a.DType, a.Op, s)
+	case driver.ReduceScatterV:
+		return c.ReduceScatterV(send, recv, a.Counts, a.DType, a.Op, s)
 	case driver.Barrier:
 		p := n.scratch.Ptr()
 		return c.AllReduce(p, p, 1, driver.Int32, driver.Sum, s)
