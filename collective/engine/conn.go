@@ -75,9 +75,8 @@ func (d desc) String() string {
 	return s + ")"
 }
 
-// callDesc is the description of a collective call.
-// ReduceScatterV, which has no root, carries the fingerprint of its
-// counts there instead, so that calls whose blocks differ (not only their
+// callDesc is the description of a collective call. ReduceScatterV,
+// which has no root, carries the fingerprint of its counts there instead, so that calls whose blocks differ (not only their
 // total) mismatch at their first frame, whatever the algorithm.
 func callDesc(a *driver.Call) desc {
 	d := desc{op: a.Kind, dtype: a.DType, redop: a.Op, root: int32(a.Root), count: uint64(a.Count)}
