@@ -232,7 +232,7 @@ func rootCountsCase(ctx context.Context, c *collective.Comm) error {
 // reduceScatterVCountsCase: ReduceScatterV checks its counts as GatherV
 // does: each call below fails on the rank that made it with ErrInvalid,
 // blaming no one, whose message names the rank and the values; the
-// communicator goes on.
+// communicator goes on (IReduceScatterV's result checked after them).
 func reduceScatterVCountsCase(ctx context.Context, c *collective.Comm) error {
 	n, me := c.Size(), c.Rank()
 	counts := make([]int, n)
@@ -263,8 +263,8 @@ func reduceScatterVCountsCase(ctx context.Context, c *collective.Comm) error {
 	for i := range send {
 		send[i] = int32(me + 1)
 	}
-	if err := c.ReduceScatterV(ctx, collective.Buf(send), collective.Buf(recv), counts, collective.Sum); err != nil {
-		return fmt.Errorf("reducescatterv after refused calls: %w", err)
+	if err := c.IReduceScatterV(collective.Buf(send), collective.Buf(recv), counts, collective.Sum).Wait(ctx); err != nil {
+		return fmt.Errorf("ireducescatterv after refused calls: %w", err)
 	}
 	for i, v := range recv {
 		if v != int32(total) {
