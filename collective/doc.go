@@ -1,6 +1,7 @@
 // Package collective is Weft's communication API: a communicator (Comm)
 // with the collectives of MPI and NCCL (AllReduce, Broadcast, Reduce,
-// AllGather, AllGatherV, ReduceScatter, AllToAll, AllToAllV, Barrier),
+// AllGather, AllGatherV, ReduceScatter, ReduceScatterV, AllToAll,
+// AllToAllV, Barrier),
 // point-to-point Send and Recv, each blocking (with a context) and
 // non-blocking (returning a Request), and Split for sub-communicators.
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-hpc/weft/graph"
 	"github.com/weft-hpc/weft/hdf5io"
 	"github.com/weft-hpc/weft/ingest/fmnist"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 // TestMain lets a test run this binary's main as a child process
@@ -447,7 +448,7 @@ func TestGenInterrupted(t *testing.T) {
 		// its interrupt handler in place (a fixed sleep raced the start of
 		// a loaded machine).
 		cmd.Env = append(os.Environ(), "WEFT_CLI_MAIN=1", "WEFT_PROGRESS=1", "WEFT_CLI_ARGS=gen "+args+" -o "+filepath.Join(dir, "g.h5"))
-		var stderr syncBuffer
+		var stderr mpitest.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -52,6 +52,8 @@ func (d desc) String() string {
 	switch d.op {
 	case driver.AllReduce, driver.ReduceScatter, driver.Scan, driver.Exscan:
 		s += ", " + d.redop.String()
+	case driver.ReduceScatterV:
+		s += fmt.Sprintf(", %v, counts #%08x", d.redop, uint32(d.root))
 	case driver.Reduce:
 		s += fmt.Sprintf(", %v, root %d", d.redop, d.root)
 	case driver.Broadcast, driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
@@ -73,9 +75,25 @@ func (d desc) String() string {
 	return s + ")"
 }
 
-// callDesc is the description of a collective call.
+// callDesc is the description of a collective call. ReduceScatterV,
+// which has no root, carries the fingerprint of its counts there instead, so that calls whose blocks differ (not only their
+// total) mismatch at their first frame, whatever the algorithm.
 func callDesc(a *driver.Call) desc {
-	return desc{op: a.Kind, dtype: a.DType, redop: a.Op, root: int32(a.Root), count: uint64(a.Count)}
+	d := desc{op: a.Kind, dtype: a.DType, redop: a.Op, root: int32(a.Root), count: uint64(a.Count)}
+	if a.Kind == driver.ReduceScatterV {
+		d.root = countsPrint(a.Counts)
+	}
+	return d
+}
+
+// countsPrint is a fingerprint of a list of counts (FNV-1a of their
+// values).
+func countsPrint(counts []int) int32 {
+	h := fnv.New32a()
+	for _, n := range counts {
+		fmt.Fprintf(h, "%d,", n)
+	}
+	return int32(h.Sum32())
 }
 
 // conn is one rank's part of a communicator over an endpoint: the world,

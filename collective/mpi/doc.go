@@ -24,7 +24,7 @@
 //
 // Each collective is the blocking MPI call (MPI_Allreduce, MPI_Bcast,
 // MPI_Reduce, MPI_Allgather, MPI_Allgatherv, MPI_Reduce_scatter_block,
-// MPI_Alltoall, MPI_Alltoallv, MPI_Barrier) made on the caller's
+// MPI_Reduce_scatter (ReduceScatterV), MPI_Alltoall, MPI_Alltoallv, MPI_Barrier) made on the caller's
 // goroutine, or, for the I-forms, on a goroutine of the communicator
 // (package collective runs them there in issue order). So AllReduce on one
 // rank matches IAllReduce on another, which MPI's own blocking and
@@ -49,7 +49,7 @@
 // the root with send and recv the same memory; AllGather and AllGatherV
 // with send at this rank's block of recv; AllToAllV with the same memory
 // and equal counts). MPI forbids other aliasing, so any other overlap of
-// send and recv (ReduceScatter's included: MPI's in-place layout is not
+// send and recv (ReduceScatter(V)'s included: MPI's in-place layout is not
 // Weft's) costs a copy of send.
 //
 // # Types and reductions

@@ -196,6 +196,11 @@ func (c *conn) run(a *driver.Call) error {
 		// MPI's in-place layout (the result in the first block of the
 		// input) is not Weft's, so overlapping buffers go through a copy.
 		rc = C.weft_reduce_scatter_block(addr(sendOf(a.Send, a.Recv)), r, n, dt, cop(a.Op), c.comm)
+	case driver.ReduceScatterV:
+		// MPI_Reduce_scatter, through a copy where the buffers overlap, as
+		// ReduceScatter.
+		cnt, _ := cints(a.Counts)
+		rc = C.weft_reduce_scatter(addr(sendOf(a.Send, a.Recv)), r, &cnt[0], dt, cop(a.Op), c.comm)
 	case driver.AllToAll:
 		in := at(a.Send, a.Recv, 0)
 		if !in {
@@ -315,6 +320,7 @@ var mpiName = map[driver.Kind]string{
 	driver.Barrier: "MPI_Barrier", driver.Send: "MPI_Send", driver.Recv: "MPI_Recv",
 	driver.Gather: "MPI_Gather", driver.GatherV: "MPI_Gatherv", driver.Scatter: "MPI_Scatter",
 	driver.ScatterV: "MPI_Scatterv", driver.Scan: "MPI_Scan", driver.Exscan: "MPI_Exscan",
+	driver.ReduceScatterV: "MPI_Reduce_scatter",
 }
 
 // recvFailure is the error of a receive a that MPI failed with rc: for a

@@ -558,6 +558,10 @@ int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI
 	return MPI_Reduce_scatter_block(s, r, n, dtype(dt), redop(dt, op), c);
 }
 
+int weft_reduce_scatter(const void *s, void *r, const int *counts, int dt, int op, MPI_Comm c) {
+	return MPI_Reduce_scatter(s, r, counts, dtype(dt), redop(dt, op), c);
+}
+
 int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c) {
 	MPI_Datatype t = dtype(dt);
 	return MPI_Alltoall(sendbuf(s, inplace), n, t, r, n, t, c);

@@ -73,6 +73,7 @@ int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inp
 int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c);
 int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c);
 int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c);
+int weft_reduce_scatter(const void *s, void *r, const int *counts, int dt, int op, MPI_Comm c);
 int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c);
 int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c);
 int weft_barrier(MPI_Comm c);
