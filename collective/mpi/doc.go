@@ -206,9 +206,8 @@
 // mallopt's M_MMAP_MAX 0, M_TRIM_THRESHOLD 2^31-1 and M_ARENA_MAX 1 (what
 // GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=...:glibc.malloc.arena_max=1
 // would), so the C heap keeps what it frees, at the price of keeping its
-// peak size until the process ends. A GLIBC_TUNABLES that sets any
-// glibc.malloc tunable means the user chose, and the backend leaves malloc
-// alone.
+// peak size until the process ends. Each of the three that
+// GLIBC_TUNABLES sets is the user's choice, and the backend leaves it.
 //
 // # Environment
 //

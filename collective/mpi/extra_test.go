@@ -46,9 +46,9 @@ var extras = []check{
 
 // mallocKept: the backend made glibc keep what the MPI library frees
 // (keepMalloc): a 64 MiB malloc comes from the heap, not a mapping of its
-// own, unless the user set a glibc.malloc tunable.
+// own, unless the user set glibc.malloc.mmap_max.
 func mallocKept(ctx context.Context, c *collective.Comm) error {
-	if strings.Contains(os.Getenv("GLIBC_TUNABLES"), "glibc.malloc.") {
+	if strings.Contains(os.Getenv("GLIBC_TUNABLES"), "glibc.malloc.mmap_max=") {
 		return nil
 	}
 	if mpi.MallocMaps(64 << 20) {

@@ -384,9 +384,12 @@ int weft_finalized(int *flag) { return MPI_Finalized(flag); }
 int weft_query_thread(int *provided) { return MPI_Query_thread(provided); }
 int weft_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
 
-int weft_keep_malloc(void) {
+int weft_keep_malloc(int mmap_max, int trim, int arena_max) {
 	// mallopt returns 1 on success, 0 on error
-	return mallopt(M_MMAP_MAX, 0) && mallopt(M_TRIM_THRESHOLD, INT32_MAX) && mallopt(M_ARENA_MAX, 1) ? 0 : -1;
+	if (mmap_max && !mallopt(M_MMAP_MAX, 0)) return -1;
+	if (trim && !mallopt(M_TRIM_THRESHOLD, INT32_MAX)) return -1;
+	if (arena_max && !mallopt(M_ARENA_MAX, 1)) return -1;
+	return 0;
 }
 
 int weft_malloc_maps(size_t n) {

@@ -25,9 +25,10 @@
 int weft_initialized(int *flag);
 int weft_finalized(int *flag);
 int weft_init(int *provided, int *own);
-// weft_keep_malloc makes glibc's malloc keep what it frees (mallopt: no
-// mmap, no trim, one arena), before MPI_Init; 0 on success.
-int weft_keep_malloc(void);
+// weft_keep_malloc makes glibc's malloc keep what it frees, before
+// MPI_Init: mallopt's no mmap, no trim and one arena, each where its flag
+// is set; 0 on success.
+int weft_keep_malloc(int mmap_max, int trim, int arena_max);
 // weft_malloc_maps says whether glibc serves a malloc of n bytes with a
 // mapping of its own (the tests check weft_keep_malloc with it).
 int weft_malloc_maps(size_t n);
