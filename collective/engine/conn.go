@@ -265,25 +265,50 @@ func (c *conn) p2pExec(ctx context.Context, a *driver.Call) *exec {
 func (x *exec) sendFirst(a *driver.Call) (int, error) {
 	p := x.c.ep.peerOf(x.c.world[a.Peer])
 	h := &x.h
-	*h = x.header(uint32(a.Tag), len(a.Send))
-	n := min(len(a.Send), x.chunk)
+	size := msgBytes(a)
+	*h = x.header(uint32(a.Tag), size)
+	n := min(size, x.chunk)
 	h.Off, h.Len = 0, uint32(n)
-	return n, p.writeNumbered(h, a.Send[:n], &x.c.sendSeq[a.Peer])
+	return n, p.writeNumbered(h, x.frame(a, 0, n), &x.c.sendSeq[a.Peer])
 }
 
 // sendRest writes the frames of a Send after the first.
 func (x *exec) sendRest(a *driver.Call, off int) error {
 	p := x.c.ep.peerOf(x.c.world[a.Peer])
 	h := &x.h
-	for off < len(a.Send) {
-		n := min(len(a.Send)-off, x.chunk)
+	for size := msgBytes(a); off < size; {
+		n := min(size-off, x.chunk)
 		h.Off, h.Len = uint64(off), uint32(n)
-		if err := p.write(h, a.Send[off:off+n]); err != nil {
+		if err := p.write(h, x.frame(a, off, n)); err != nil {
 			return err
 		}
 		off += n
 	}
 	return nil
+}
+
+// msgBytes is the size of a Send's message.
+func msgBytes(a *driver.Call) int {
+	if a.Vector != nil {
+		return a.Vector.Bytes(a.DType.Size())
+	}
+	return len(a.Send)
+}
+
+// frame is the bytes [off, off+n) of a Send's message: of its buffer, or,
+// for a vector, gathered from its blocks into x.pack (one chunk, reused
+// frame after frame: a link is done with a payload when its write
+// returns).
+func (x *exec) frame(a *driver.Call, off, n int) []byte {
+	if a.Vector == nil {
+		return a.Send[off : off+n]
+	}
+	if cap(x.pack) < n {
+		x.pack = make([]byte, n)
+	}
+	b := x.pack[:n]
+	a.Vector.Gather(b, a.Send, off, a.DType.Size())
+	return b
 }
 
 // Start posts a Recv (a receive that takes its message when it comes), or
@@ -306,7 +331,7 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 	if err != nil {
 		return nil, c.result(err)
 	}
-	if off == len(a.Send) {
+	if off == msgBytes(a) {
 		return sent, nil
 	}
 	p := &sendPending{c: c, done: make(chan struct{})}
@@ -466,6 +491,7 @@ type exec struct {
 	timer  *time.Timer // the silence timer of wait, made on first use
 	ptimer *time.Timer // wait's probe timer, made on first use
 	probed bool        // the wait in progress sent its probe
+	pack   []byte      // a vector Send's frame, gathered (frame)
 }
 
 func (x *exec) header(tag uint32, msgLen int) wire.Header {
