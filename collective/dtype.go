@@ -206,20 +206,22 @@ func (b Buffer) checkVector() string {
 	if s := b.dt.Size(); s > 0 {
 		span = b.bytes() / s
 	}
-	lay := fmt.Sprintf("vector layout (count %d, blocklen %d, stride %d)", v.Count, v.BlockLen, v.Stride)
+	var bad string
 	switch {
 	case b.vec.nested:
-		return lay + " over a Buffer that has a layout already"
+		bad = " over a Buffer that has a layout already"
 	case b.mem != nil:
-		return lay + " over device memory: vectors are for host memory"
+		bad = " over device memory: vectors are for host memory"
 	case v.Count < 0 || v.BlockLen < 0:
-		return lay + ": negative count or blocklen"
+		bad = ": negative count or blocklen"
 	case v.Stride < v.BlockLen:
-		return lay + ": stride < blocklen"
+		bad = ": stride < blocklen"
 	case v.Count > 0 && v.BlockLen > 0 && (v.Stride > span || v.Count-1 > span || (v.Count-1)*v.Stride+v.BlockLen > span):
-		return fmt.Sprintf("%s: the last block ends past the buffer's %d elements", lay, span)
+		bad = fmt.Sprintf(": the last block ends past the buffer's %d elements", span)
+	default:
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("vector layout (count %d, blocklen %d, stride %d)%s", v.Count, v.BlockLen, v.Stride, bad)
 }
 
 // Buf makes a Buffer over s.

@@ -54,8 +54,7 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok
 		if bad := buf.checkVector(); bad != "" {
 			return false, nil, c.invalid(k, "%s", bad)
 		}
-		v := buf.vec.v
-		vec = &v
+		vec = &buf.vec.v // never changed after Vector made it
 		if err := c.checkCount(k, len(buf.b)/buf.dt.Size()); err != nil {
 			return false, nil, err
 		}

@@ -23,6 +23,7 @@ func p2pMoreCases(big int) []Case {
 		{"p2p/mprobe", mprobeCase},
 		{"p2p/mprobe-concurrent", mprobeConcurrentCase},
 		{"p2p/cancel", cancelCase},
+		{"p2p/cancel-racing-sends", cancelRaceCase},
 		{"p2p/waitsome", waitSomeCase},
 		{"p2p/persistent", persistentCase},
 	}
@@ -567,6 +568,66 @@ func persistentCase(ctx context.Context, c *collective.Comm) error {
 	}
 	if err := c.ISend(collective.Buf(out), collective.ProcNull, 1).Start(); !errors.Is(err, collective.ErrInvalid) {
 		return wrong("Start of an ISend's request: %v, want ErrInvalid", err)
+	}
+	return c.Barrier(ctx)
+}
+
+// cancelRaceCase: receives cancelled while their messages arrive. The
+// left neighbour sends 64 numbered messages; this rank posts a receive for
+// each and cancels every other one at once. Each message must land once:
+// in a receive that was not cancelled (or whose Cancel came too late), or,
+// for those a cancelled receive left, in the receives that follow.
+func cancelRaceCase(ctx context.Context, c *collective.Comm) error {
+	const msgs = 64
+	left, right := ring(c)
+	var sends []*collective.Request
+	for k := range msgs {
+		sends = append(sends, c.ISend(collective.Buf([]int32{int32(k)}), right, 40))
+	}
+	got := make([][]int32, msgs)
+	reqs := make([]*collective.Request, msgs)
+	for k := range msgs {
+		got[k] = []int32{-1}
+		reqs[k] = c.IRecv(collective.Buf(got[k]), left, 40)
+		if k%2 == 1 {
+			if err := reqs[k].Cancel(); err != nil {
+				return err
+			}
+		}
+	}
+	seen := make([]int, msgs)
+	for k, r := range reqs {
+		if err := r.Wait(ctx); err != nil {
+			return err
+		}
+		if r.Cancelled() {
+			if got[k][0] != -1 {
+				return wrong("cancelled receive %d holds %d", k, got[k][0])
+			}
+			continue
+		}
+		seen[got[k][0]]++
+	}
+	left0 := 0
+	for _, n := range seen {
+		if n == 0 {
+			left0++
+		}
+	}
+	for range left0 {
+		x := []int32{-1}
+		if _, err := c.Recv(ctx, collective.Buf(x), left, 40); err != nil {
+			return err
+		}
+		seen[x[0]]++
+	}
+	for k, n := range seen {
+		if n != 1 {
+			return wrong("message %d received %d times", k, n)
+		}
+	}
+	if err := collective.WaitAll(ctx, sends...); err != nil {
+		return err
 	}
 	return c.Barrier(ctx)
 }

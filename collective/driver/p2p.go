@@ -14,27 +14,28 @@ type Vector struct {
 
 // Gather copies the bytes [off, off+len(dst)) of the message that v lays
 // over span (elements of es bytes) into dst: a Send's frame packed.
-func (v *Vector) Gather(dst, span []byte, off, es int) {
-	v.walk(len(dst), off, es, func(p, s, n int) { copy(dst[p:p+n], span[s:s+n]) })
-}
+func (v *Vector) Gather(dst, span []byte, off, es int) { v.copy(dst, span, off, es, true) }
 
 // Scatter copies src to the bytes [off, off+len(src)) of the message that v
 // lays over span: a Recv's frame unpacked.
-func (v *Vector) Scatter(span, src []byte, off, es int) {
-	v.walk(len(src), off, es, func(p, s, n int) { copy(span[s:s+n], src[p:p+n]) })
-}
+func (v *Vector) Scatter(span, src []byte, off, es int) { v.copy(src, span, off, es, false) }
 
-// walk calls f for each run of n bytes of the message's bytes [off,
-// off+total): p is where the run starts in the frame, s in the span.
-func (v *Vector) walk(total, off, es int, f func(p, s, n int)) {
+// copy moves the frame's bytes between frame and the blocks in span, run
+// by run (a run ends with its block or the frame).
+func (v *Vector) copy(frame, span []byte, off, es int, gather bool) {
 	bb, sb := v.BlockLen*es, v.Stride*es
 	if bb == 0 {
 		return
 	}
-	for p := 0; p < total; {
+	for p := 0; p < len(frame); {
 		i, in := (off+p)/bb, (off+p)%bb
-		n := min(bb-in, total-p)
-		f(p, i*sb+in, n)
+		n := min(bb-in, len(frame)-p)
+		s := i*sb + in
+		if gather {
+			copy(frame[p:p+n], span[s:s+n])
+		} else {
+			copy(span[s:s+n], frame[p:p+n])
+		}
 		p += n
 	}
 }

@@ -269,7 +269,10 @@ func (x *exec) sendFirst(a *driver.Call) (int, error) {
 	*h = x.header(uint32(a.Tag), size)
 	n := min(size, x.chunk)
 	h.Off, h.Len = 0, uint32(n)
-	return n, p.writeNumbered(h, x.frame(a, 0, n), &x.c.sendSeq[a.Peer])
+	b := x.frame(a, 0, n)
+	err := p.writeNumbered(h, b, &x.c.sendSeq[a.Peer])
+	x.framed(a, b)
+	return n, err
 }
 
 // sendRest writes the frames of a Send after the first.
@@ -279,7 +282,10 @@ func (x *exec) sendRest(a *driver.Call, off int) error {
 	for size := msgBytes(a); off < size; {
 		n := min(size-off, x.chunk)
 		h.Off, h.Len = uint64(off), uint32(n)
-		if err := p.write(h, x.frame(a, off, n)); err != nil {
+		b := x.frame(a, off, n)
+		err := p.write(h, b)
+		x.framed(a, b)
+		if err != nil {
 			return err
 		}
 		off += n
@@ -296,19 +302,22 @@ func msgBytes(a *driver.Call) int {
 }
 
 // frame is the bytes [off, off+n) of a Send's message: of its buffer, or,
-// for a vector, gathered from its blocks into x.pack (one chunk, reused
-// frame after frame: a link is done with a payload when its write
-// returns).
+// for a vector, gathered from its blocks into a pool buffer, which framed
+// returns to the pool once the frame is written (a link is done with a
+// payload when its write returns).
 func (x *exec) frame(a *driver.Call, off, n int) []byte {
 	if a.Vector == nil {
 		return a.Send[off : off+n]
 	}
-	if cap(x.pack) < n {
-		x.pack = make([]byte, n)
-	}
-	b := x.pack[:n]
+	b := x.c.ep.pool.get(n)
 	a.Vector.Gather(b, a.Send, off, a.DType.Size())
 	return b
+}
+
+func (x *exec) framed(a *driver.Call, b []byte) {
+	if a.Vector != nil {
+		x.c.ep.pool.put(b)
+	}
 }
 
 // Start posts a Recv (a receive that takes its message when it comes), or
@@ -491,7 +500,6 @@ type exec struct {
 	timer  *time.Timer // the silence timer of wait, made on first use
 	ptimer *time.Timer // wait's probe timer, made on first use
 	probed bool        // the wait in progress sent its probe
-	pack   []byte      // a vector Send's frame, gathered (frame)
 }
 
 func (x *exec) header(tag uint32, msgLen int) wire.Header {

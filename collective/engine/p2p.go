@@ -180,8 +180,9 @@ func (s *slot) room() int {
 func (s *slot) put(off int, b []byte) {
 	switch {
 	case s.err != nil || s.buf == nil:
-	case s.vec != nil:
+	case s.vec != nil && off+len(b) <= s.room():
 		s.vec.Scatter(s.buf, b, off, s.d.dtype.Size())
+	case s.vec != nil: // past the receive: the envelope's size check failed it already
 	default:
 		copy(s.buf[min(off, len(s.buf)):], b)
 	}
