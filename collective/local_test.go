@@ -95,5 +95,5 @@ func TestLocalRules(t *testing.T) {
 // p2p/ cases) on the sizes where rings and self-sends differ, with frames
 // small enough that a vector's blocks span several.
 func TestLocalP2P(t *testing.T) {
-	collectivetest.Run(t, []int{1, 2, 3, 4}, local(collective.WithChunkBytes(4096)), collectivetest.Options{Only: "p2p/", Big: 100000})
+	collectivetest.Run(t, []int{1, 2, 3, 4}, local(collective.WithChunkBytes(4096)), collectivetest.Options{Only: "p2p/", Big: 400000})
 }

@@ -125,6 +125,25 @@ func vectorCase(big int) func(context.Context, *collective.Comm) error {
 			if err := check("sendrecv", got, st); err != nil {
 				return err
 			}
+			// SendrecvReplace: the blocks are replaced, the rest kept.
+			repl := slices.Clone(src)
+			if _, err = c.SendrecvReplace(ctx, vec(repl), right, 3, left, 3); err != nil {
+				return err
+			}
+			k := 0
+			for i, x := range repl {
+				rel := i - lay.off
+				in := rel >= 0 && lay.blocklen > 0 && rel/lay.stride < lay.count && rel%lay.stride < lay.blocklen
+				switch {
+				case in && x != want[k]:
+					return wrong("%s: sendrecv replace: element %d = %d, want %d", name, i, x, want[k])
+				case !in && x != src[i]:
+					return wrong("%s: sendrecv replace: element %d between the blocks = %d, want it kept (%d)", name, i, x, src[i])
+				}
+				if in {
+					k++
+				}
+			}
 			// Send strided, Recv contiguous; then contiguous into strided.
 			flat := make([]int32, n)
 			sr := c.ISend(vec(src), right, 3)
