@@ -191,11 +191,14 @@ func (r *Request) Start() error {
 	return r.c.post(r, p.kind, p.buf, p.peer, p.tag, r.c.conn.Start)
 }
 
-// StartAll starts each persistent request (MPI_Startall) and returns the
-// errors joined.
+// StartAll starts each persistent request (MPI_Startall), skipping nil
+// ones, and returns the errors joined.
 func StartAll(reqs ...*Request) error {
 	var errs []error
 	for _, r := range reqs {
+		if r == nil {
+			continue
+		}
 		if err := r.Start(); err != nil {
 			errs = append(errs, err)
 		}

@@ -155,8 +155,10 @@ func (r *Request) Status() Status {
 // and Cancelled reports true. The communicator goes on, and the message
 // the receive would have taken goes to a later receive. A receive that a
 // message matched first completes with it, and Cancelled reports false.
-// Cancel does not wait: Wait or Test completes the request as usual. It
-// does nothing to a request that has completed; a send or a collective
+// Cancel does not wait: Wait or Test completes the request as usual, and
+// Cancel may be called while another goroutine waits on the request (the
+// one exception to a Request's single user). It does nothing to a request
+// that has completed; a send or a collective
 // cannot be withdrawn (MPI-4 deprecates cancelling sends): Cancel
 // returns an error wrapping ErrInvalid for them.
 func (r *Request) Cancel() error {
@@ -167,7 +169,7 @@ func (r *Request) Cancel() error {
 		}
 		return r.c.invalid(k, "Cancel takes a receive, not a %v request", r.call.Kind)
 	}
-	if r.pending == nil || r.fin {
+	if r.pending == nil {
 		return nil
 	}
 	cp, ok := r.pending.(driver.Canceller)

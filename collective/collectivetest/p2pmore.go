@@ -418,6 +418,19 @@ func cancelCase(ctx context.Context, c *collective.Comm) error {
 	if err := r.Cancel(); err != nil { // completed: nothing to do
 		return wrong("Cancel of a completed receive: %v", err)
 	}
+	// Cancelled by another goroutine while this one waits.
+	r = c.IRecv(collective.Buf(got), left, 15)
+	cancelled := make(chan error, 1)
+	go func() { cancelled <- r.Cancel() }()
+	if err := r.Wait(ctx); err != nil {
+		return err
+	}
+	if err := <-cancelled; err != nil {
+		return err
+	}
+	if !r.Cancelled() {
+		return wrong("a receive cancelled while waited on: not cancelled")
+	}
 	if err := c.Barrier(ctx); err != nil {
 		return err
 	}
