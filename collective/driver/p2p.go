@@ -27,16 +27,17 @@ func (v *Vector) copy(frame, span []byte, off, es int, gather bool) {
 	if bb == 0 {
 		return
 	}
+	block, in := off/bb*sb, off%bb // where the first run's block starts in span, and the run in it
 	for p := 0; p < len(frame); {
-		i, in := (off+p)/bb, (off+p)%bb
 		n := min(bb-in, len(frame)-p)
-		s := i*sb + in
+		s := block + in
 		if gather {
 			copy(frame[p:p+n], span[s:s+n])
 		} else {
 			copy(span[s:s+n], frame[p:p+n])
 		}
 		p += n
+		block, in = block+sb, 0
 	}
 }
 
