@@ -158,16 +158,16 @@ func (r *Request) Status() Status {
 // Cancel does not wait: Wait or Test completes the request as usual, and
 // Cancel may be called while another goroutine waits on the request (the
 // one exception to a Request's single user). It does nothing to a request
-// that has completed; a send or a collective
-// cannot be withdrawn (MPI-4 deprecates cancelling sends): Cancel
-// returns an error wrapping ErrInvalid for them.
+// that has completed (or failed its checks); a send or a collective cannot
+// be withdrawn (MPI-4 deprecates cancelling sends): Cancel returns an
+// error wrapping ErrInvalid for them.
 func (r *Request) Cancel() error {
-	if r.call.Kind != driver.Recv {
-		k := r.call.Kind
-		if k == 0 {
-			k = driver.Send
-		}
-		return r.c.invalid(k, "Cancel takes a receive, not a %v request", r.call.Kind)
+	switch r.call.Kind {
+	case driver.Recv:
+	case 0: // failed before it was described
+		return nil
+	default:
+		return r.c.invalid(r.call.Kind, "Cancel takes a receive, not a %v request", r.call.Kind)
 	}
 	if r.pending == nil {
 		return nil
@@ -202,9 +202,9 @@ func (r *Request) wait(ctx context.Context) error {
 }
 
 // WaitAll waits for every request (nil ones and persistent ones not
-// started are skipped) and returns the
-// errors of those that failed, joined (MPI_Waitall). If ctx ends first, the
-// communicators are aborted (see Comm).
+// started are skipped) and returns the errors of those that failed,
+// joined (MPI_Waitall). If ctx ends first, the communicators are aborted
+// (see Comm).
 func WaitAll(ctx context.Context, reqs ...*Request) error {
 	var errs []error
 	for _, r := range reqs {
@@ -219,8 +219,8 @@ func WaitAll(ctx context.Context, reqs ...*Request) error {
 }
 
 // TestAll reports whether every request has completed (nil ones and
-// persistent ones not started count as completed), and their errors joined when they have (MPI_Testall). It
-// never blocks.
+// persistent ones not started count as completed), and their errors
+// joined when they have (MPI_Testall). It never blocks.
 func TestAll(reqs ...*Request) (bool, error) {
 	var errs []error
 	all := true
