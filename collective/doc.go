@@ -6,7 +6,9 @@
 // non-blocking (returning a Request), and Split for sub-communicators.
 //
 // Beside them are the MPI calls Go HPC codes use (Gather, Scatter, Scan,
-// Sendrecv, wildcard receives with a Status, Probe, WaitAny, Dup,
+// Sendrecv, wildcard receives with a Status, Probe and Mprobe, WaitAny
+// and WaitSome, cancelled receives, persistent requests, strided Vector
+// buffers, Dup,
 // SplitShared for the ranks of a host, Groups and CreateGroup, Cartesian
 // communicators with Sub and the neighbour collectives); docs/MPI.md maps
 // every MPI call to its counterpart here and says what differs.

@@ -155,6 +155,10 @@ type Call struct {
 	// AnySource; a Send to this rank is a message to itself), and the tag
 	// (a Recv's may be AnyTag).
 	Peer, Tag int
+	// Vector, when not nil, lays a Send's or Recv's message over its
+	// buffer in strided blocks (p2p.go); Count is then the message's
+	// elements.
+	Vector *Vector
 	// Status is where a Recv reports the message it received; a message
 	// longer than the receive buffer fails it with ErrMismatch.
 	Status Status

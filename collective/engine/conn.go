@@ -283,25 +283,59 @@ func (c *conn) p2pExec(ctx context.Context, a *driver.Call) *exec {
 func (x *exec) sendFirst(a *driver.Call) (int, error) {
 	p := x.c.ep.peerOf(x.c.world[a.Peer])
 	h := &x.h
-	*h = x.header(uint32(a.Tag), len(a.Send))
-	n := min(len(a.Send), x.chunk)
+	size := msgBytes(a)
+	*h = x.header(uint32(a.Tag), size)
+	n := min(size, x.chunk)
 	h.Off, h.Len = 0, uint32(n)
-	return n, p.writeNumbered(h, a.Send[:n], &x.c.sendSeq[a.Peer])
+	b := x.frame(a, 0, n)
+	err := p.writeNumbered(h, b, &x.c.sendSeq[a.Peer])
+	x.framed(a, b)
+	return n, err
 }
 
 // sendRest writes the frames of a Send after the first.
 func (x *exec) sendRest(a *driver.Call, off int) error {
 	p := x.c.ep.peerOf(x.c.world[a.Peer])
 	h := &x.h
-	for off < len(a.Send) {
-		n := min(len(a.Send)-off, x.chunk)
+	for size := msgBytes(a); off < size; {
+		n := min(size-off, x.chunk)
 		h.Off, h.Len = uint64(off), uint32(n)
-		if err := p.write(h, a.Send[off:off+n]); err != nil {
+		b := x.frame(a, off, n)
+		err := p.write(h, b)
+		x.framed(a, b)
+		if err != nil {
 			return err
 		}
 		off += n
 	}
 	return nil
+}
+
+// msgBytes is the size of a Send's message.
+func msgBytes(a *driver.Call) int {
+	if a.Vector != nil {
+		return a.Vector.Bytes(a.DType.Size())
+	}
+	return len(a.Send)
+}
+
+// frame is the bytes [off, off+n) of a Send's message: of its buffer, or,
+// for a vector, gathered from its blocks into a pool buffer, which framed
+// returns to the pool once the frame is written (a link is done with a
+// payload when its write returns).
+func (x *exec) frame(a *driver.Call, off, n int) []byte {
+	if a.Vector == nil {
+		return a.Send[off : off+n]
+	}
+	b := x.c.ep.pool.get(n)
+	a.Vector.Gather(b, a.Send, off, a.DType.Size())
+	return b
+}
+
+func (x *exec) framed(a *driver.Call, b []byte) {
+	if a.Vector != nil {
+		x.c.ep.pool.put(b)
+	}
 }
 
 // Start posts a Recv (a receive that takes its message when it comes), or
@@ -324,7 +358,7 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 	if err != nil {
 		return nil, c.result(err)
 	}
-	if off == len(a.Send) {
+	if off == msgBytes(a) {
 		return sent, nil
 	}
 	p := &sendPending{c: c, done: make(chan struct{})}

@@ -35,7 +35,13 @@
 // the CPU between tests, never sleeping: MPI moves a transfer forward
 // only inside its calls), their buffers pinned until MPI is done with
 // them. A receive whose context ends is withdrawn with MPI_Cancel (if
-// its message matched first, it completes with it). A Send or ISend to
+// its message matched first, it completes with it). A collective.Vector
+// buffer is one MPI_Type_vector of the element type, committed for the
+// call and freed once it is posted. Mprobe and Improbe are MPI_Improbe
+// (polled, as a Probe that waits polls MPI_Iprobe), and a Message's
+// receive MPI_Imrecv; Request.Cancel is MPI_Cancel, and MPI_Test_cancelled
+// of the completed receive's status answers Cancelled. Persistent
+// requests post an MPI_Isend or MPI_Irecv at each Start. A Send or ISend to
 // this rank is an MPI_Isend from a copy in C memory, complete at once
 // (collective's rule: a send to oneself never waits for its receive);
 // the copy is freed when a receive takes the message, and Close receives

@@ -221,10 +221,10 @@ func (c *conn) run(a *driver.Call) error {
 	case driver.Barrier:
 		rc = C.weft_barrier(c.comm)
 	case driver.Send:
-		rc = C.weft_send(s, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil)
+		rc = C.weft_send(s, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm, nil)
 	case driver.Recv:
 		var st C.weft_status
-		rc = C.weft_recv(r, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
+		rc = C.weft_recv(r, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
 		if rc == 0 {
 			a.Status = status(st)
 		} else {
