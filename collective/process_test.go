@@ -76,9 +76,9 @@ func runRole(role string) int {
 		// operation: the test opens the gate once all are ready, or,
 		// without a gate (under mpirun), a barrier waits for all. A rank
 		// still finishing that barrier when the others' verdict on the
-		// next call arrives fails there, with the same error: the
+		// next call arrives would fail there, with the same error (the
 		// communicator fails as a whole, from the first call found
-		// mismatched. Its RESULT line says so (in=barrier).
+		// mismatched): its RESULT line says so (in=barrier).
 		fmt.Printf("READY %d\n", c.Rank())
 		var err error
 		in := "call"
@@ -91,6 +91,11 @@ func runRole(role string) int {
 				in = "barrier"
 				return 0
 			}
+			// Every rank out of the barrier before any makes the
+			// mismatched call: a rank that meets the verdict still in
+			// it has no call to vote with, and with two such ranks the
+			// two calls left tie (the vote then blames the higher rank).
+			time.Sleep(300 * time.Millisecond)
 		}
 		for deadline := time.Now().Add(time.Minute); os.Getenv("WEFT_TEST_GATE") != ""; time.Sleep(time.Millisecond) {
 			if _, err := os.Stat(os.Getenv("WEFT_TEST_GATE")); err == nil || time.Now().After(deadline) {
