@@ -53,6 +53,10 @@ type endpoint struct {
 
 	probeq chan probeReq // probes for the prober to write
 
+	rec    recovery     // the survivors' agreements and the tunnels of shrunk worlds (recover.go)
+	users  atomic.Int32 // the world conn and the worlds shrunk from it: the last to close closes the endpoint
+	parent *endpoint    // the endpoint a shrunk world's tunnels run over; nil for others
+
 	groups   []*shm.Group // shared segments of the communicators; guarded by mu
 	groupOps atomic.Int32 // operations running on them
 
@@ -115,6 +119,7 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 		stop:     make(chan struct{}),
 	}
 	ep.pool.size = cfg.chunk
+	ep.users.Store(1)
 	ep.peers = make([]*peer, ep.size)
 	for r := range ep.peers {
 		if r == ep.rank {
@@ -185,9 +190,11 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 			p.mu.Unlock()
 		}
 		ep.failPosted(-1, f)
-		// Bound reads and writes stuck on a peer that stopped (a write in
-		// progress to a live peer still completes), then send the abort on
-		// every link that is still whole.
+		// Bound writes stuck on a peer that stopped (a write in progress to
+		// a live peer still completes), and reads from the peer blamed for
+		// dying; then send the abort on every link that is still whole.
+		// The other links stay read and watched: the survivors may agree
+		// over them (recover.go).
 		// A rank blamed for dying or going silent gets no grace: a write
 		// to it that its full buffer holds up would only delay the error.
 		now := time.Now()
@@ -199,8 +206,8 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 			d := grace
 			if p.rank == f.Culprit && (f.Kind == driver.ErrTimeout || f.Kind == driver.ErrPeerLost) {
 				d = now
+				p.link.SetReadDeadline(d)
 			}
-			p.link.SetReadDeadline(d)
 			p.link.SetWriteDeadline(d)
 		}
 		if f.Kind == driver.ErrClosed {
@@ -290,5 +297,16 @@ func (ep *endpoint) close() {
 		ep.self.link.Close()
 		ep.wg.Wait()
 		ep.closeGroups()
+		if ep.parent != nil {
+			ep.parent.release()
+		}
 	})
+}
+
+// release drops one user of the endpoint (its world conn, or a world
+// shrunk from it) and closes it after the last.
+func (ep *endpoint) release() {
+	if ep.users.Add(-1) == 0 {
+		ep.close()
+	}
 }

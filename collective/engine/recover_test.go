@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/collective/transport/inproc"
+)
+
+// recoverWorld is n goroutine ranks with a silence limit of timeout.
+func recoverWorld(t *testing.T, n int, timeout time.Duration) []*conn {
+	cfg := config{timeout: timeout, chunk: 512 << 10, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	out := make([]*conn, n)
+	for r, tr := range inproc.New(n) {
+		out[r] = newWorld(newEndpoint(tr, cfg))
+	}
+	t.Cleanup(func() {
+		for _, c := range out {
+			c.Close()
+		}
+	})
+	return out
+}
+
+// kill makes c's rank die as a killed process does: its links close with
+// no goodbye.
+func kill(c *conn) { c.ep.tr.Close() }
+
+// sumAll runs an allreduce of float64 sums on c, each rank giving v.
+func sumAll(ctx context.Context, c driver.Conn, v float64) (float64, error) {
+	b := binary.LittleEndian.AppendUint64(nil, math.Float64bits(v))
+	err := c.Run(ctx, &driver.Call{Kind: driver.AllReduce, DType: driver.Float64, Op: driver.Sum, Count: 1, Send: b, Recv: b})
+	return math.Float64frombits(binary.LittleEndian.Uint64(b)), err
+}
+
+// onRanks runs f on each of the ranks given, concurrently.
+func onRanks(ranks []int, f func(r int)) {
+	var wg sync.WaitGroup
+	for _, r := range ranks {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(r) }()
+	}
+	wg.Wait()
+}
+
+// TestShrinkAfterKill: of 4 ranks one dies in an allreduce; the others
+// fail naming it, shrink to 3 and go on with allreduces that are right.
+func TestShrinkAfterKill(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := recoverWorld(t, 4, 5*time.Second)
+	kill(w[2])
+	live := []int{0, 1, 3}
+	subs := make([]driver.Conn, 4)
+	onRanks(live, func(r int) {
+		_, err := sumAll(ctx, w[r], 1)
+		if driver.Culprit(err) != 2 || !errors.Is(err, driver.ErrPeerLost) {
+			t.Errorf("rank %d: allreduce after the death: %v", r, err)
+		}
+		var failed []int
+		subs[r], failed, err = w[r].Shrink(ctx)
+		if err != nil || !slices.Equal(failed, []int{2}) {
+			t.Errorf("rank %d: Shrink: failed %v, %v", r, failed, err)
+			return
+		}
+		if got := w[r].Failed(); !slices.Equal(got, []int{2}) {
+			t.Errorf("rank %d: Failed() = %v", r, got)
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	for i, r := range live {
+		if subs[r].Rank() != i || subs[r].Size() != 3 {
+			t.Fatalf("rank %d: shrunk to rank %d of %d, want %d of 3", r, subs[r].Rank(), subs[r].Size(), i)
+		}
+	}
+	onRanks(live, func(r int) {
+		for k := range 20 {
+			got, err := sumAll(ctx, subs[r], float64(r+k))
+			if want := float64(0+1+3) + float64(3*k); err != nil || got != want {
+				t.Errorf("rank %d step %d: %v, %v; want %v", r, k, got, err, want)
+				return
+			}
+		}
+		subs[r].Close()
+	})
+}
+
+// TestAgreeAnd: the flags' AND and no failed rank while all live, then
+// the AND of the survivors' flags and the dead rank once one dies.
+func TestAgreeAnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := recoverWorld(t, 4, 5*time.Second)
+	flags := []uint64{0b1111, 0b0111, 0b1011, 0b1110}
+	onRanks([]int{0, 1, 2, 3}, func(r int) {
+		and, failed, err := w[r].Agree(ctx, flags[r])
+		if err != nil || and != 0b0010 || len(failed) != 0 {
+			t.Errorf("rank %d: Agree = %b, %v, %v; want 10, []", r, and, failed, err)
+		}
+	})
+	kill(w[1])
+	onRanks([]int{0, 2, 3}, func(r int) {
+		and, failed, err := w[r].Agree(ctx, flags[r])
+		if err != nil || and != 0b1010 || !slices.Equal(failed, []int{1}) {
+			t.Errorf("rank %d: Agree = %b, %v, %v; want 1010, [1]", r, and, failed, err)
+		}
+	})
+}
+
+// TestShrinkKillDuring kills a rank while the others shrink (the
+// coordinator among them) or run the solver loop after: every survivor
+// ends in the same communicator of 3, where allreduces are right. A
+// survivor whose collective fails shrinks again; the failure reaches the
+// others at their next collective (as a solver loop would see it).
+func TestShrinkKillDuring(t *testing.T) {
+	for _, victim := range []int{0, 2} {
+		for _, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
+			t.Run(fmt.Sprintf("victim=%d/delay=%v", victim, delay), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				w := recoverWorld(t, 5, 3*time.Second)
+				kill(w[4])
+				live := []int{0, 1, 2, 3}
+				final := make([]driver.Conn, 5)
+				onRanks(live, func(r int) {
+					if r == victim {
+						go func() { time.Sleep(delay); kill(w[r]) }()
+					}
+					var c driver.Conn = w[r]
+					var err error = driver.ErrPeerLost // rank 4 is dead: shrink first
+					for step, shrinks := 0, 0; step < 40; {
+						if err != nil {
+							if shrinks++; shrinks > 4 {
+								t.Errorf("rank %d: still failing after 4 shrinks: %v", r, err)
+								return
+							}
+							sub, _, err := c.(driver.Shrinker).Shrink(ctx)
+							if err != nil {
+								if r != victim {
+									t.Errorf("rank %d: Shrink: %v", r, err)
+								}
+								return
+							}
+							t.Cleanup(func() { sub.Close() })
+							c = sub
+						}
+						var got float64
+						got, err = sumAll(ctx, c, 1)
+						if err == nil {
+							if got != float64(c.Size()) {
+								t.Errorf("rank %d: sum %v in a world of %d", r, got, c.Size())
+							}
+							step++
+							time.Sleep(time.Millisecond)
+						} else if r != victim && driver.Culprit(err) < 0 {
+							t.Errorf("rank %d: %v names no rank", r, err)
+						}
+					}
+					final[r] = c
+				})
+				for _, r := range live {
+					if r != victim && (final[r] == nil || final[r].Size() != 3) {
+						t.Errorf("rank %d did not end in a world of 3", r)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestShrinkAlone: of two ranks one dies; the other shrinks to a world of
+// its own and goes on.
+func TestShrinkAlone(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := recoverWorld(t, 2, 5*time.Second)
+	kill(w[1])
+	sub, failed, err := w[0].Shrink(ctx)
+	if err != nil || !slices.Equal(failed, []int{1}) || sub.Size() != 1 || sub.Rank() != 0 {
+		t.Fatalf("Shrink: %v, %v", failed, err)
+	}
+	defer sub.Close()
+	if got, err := sumAll(ctx, sub, 7); err != nil || got != 7 {
+		t.Fatalf("allreduce alone: %v, %v", got, err)
+	}
+}
