@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -136,6 +137,39 @@ func runRole(role string) int {
 				err = c.AllReduce(ctx, collective.Buf(z), collective.Buf(z), collective.Sum)
 			}
 		}
+		return 0
+	case "shrink":
+		// A solver loop that shrinks and goes on: the parent kills
+		// ranks part-way (docs/MPI.md, "Fault tolerance").
+		fmt.Printf("READY %d\n", c.Rank())
+		cur, shrinks := c, 0
+		x := make([]float64, 1000)
+		for step := 0; step < 300; {
+			for i := range x {
+				x[i] = 1
+			}
+			if err := cur.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum); err != nil {
+				if shrinks++; shrinks > 3 {
+					fmt.Printf("RESULT rank=%d still failing: %v\n", c.Rank(), err)
+					return 1
+				}
+				sub, err := cur.Shrink(ctx)
+				if err != nil {
+					fmt.Printf("RESULT rank=%d shrink: %v\n", c.Rank(), err)
+					return 1
+				}
+				defer sub.Close()
+				cur = sub
+				continue
+			}
+			if x[0] != float64(cur.Size()) || x[999] != float64(cur.Size()) {
+				fmt.Printf("RESULT rank=%d sum %v in a world of %d\n", c.Rank(), x[0], cur.Size())
+				return 1
+			}
+			step++
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Printf("RESULT rank=%d size=%d failed=%v\n", c.Rank(), cur.Size(), c.FailedRanks())
 		return 0
 	}
 	fmt.Printf("RESULT unknown role %q\n", role)
@@ -464,4 +498,37 @@ func TestMultiHostNetns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestShrinkKilled: a solver loop in 4 processes, rank 2 killed with
+// SIGKILL; the survivors shrink to 3 and finish the loop with sums that
+// are right. Then 5 processes, rank 3 killed and rank 1 killed while the
+// survivors shrink: they end in a world of 3.
+func TestShrinkKilled(t *testing.T) {
+	for _, tc := range []struct {
+		np     int
+		kill   []int
+		failed string
+	}{{4, []int{2}, "[2]"}, {5, []int{3, 1}, "[1 3]"}} {
+		t.Run(fmt.Sprint(tc.np), func(t *testing.T) {
+			j := mpitest.StartRanks(t, tc.np, "shrink", "WEFT_TIMEOUT=20s")
+			for r := range tc.np {
+				j.WaitFor(t, r, "READY", 30*time.Second)
+			}
+			time.Sleep(300 * time.Millisecond) // inside the loop
+			for _, k := range tc.kill {
+				j.Cmds[k].Process.Signal(syscall.SIGKILL)
+				time.Sleep(2 * time.Millisecond)
+			}
+			for r := range tc.np {
+				if slices.Contains(tc.kill, r) {
+					continue
+				}
+				line := j.Result(t, r, 30*time.Second)
+				if !strings.Contains(line, "size=3 ") || !strings.Contains(line, "failed="+tc.failed) {
+					t.Errorf("rank %d: %s", r, line)
+				}
+			}
+		})
+	}
 }
