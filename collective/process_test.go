@@ -143,33 +143,47 @@ func runRole(role string) int {
 		// ranks part-way (docs/MPI.md, "Fault tolerance").
 		fmt.Printf("READY %d\n", c.Rank())
 		cur, shrinks := c, 0
+		var failed []int
 		x := make([]float64, 1000)
 		for step := 0; step < 300; {
 			for i := range x {
 				x[i] = 1
 			}
-			if err := cur.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum); err != nil {
-				if shrinks++; shrinks > 3 {
-					fmt.Printf("RESULT rank=%d still failing: %v\n", c.Rank(), err)
-					return 1
-				}
-				sub, err := cur.Shrink(ctx)
-				if err != nil {
-					fmt.Printf("RESULT rank=%d shrink: %v\n", c.Rank(), err)
-					return 1
-				}
-				defer sub.Close()
-				cur = sub
-				continue
-			}
-			if x[0] != float64(cur.Size()) || x[999] != float64(cur.Size()) {
+			err := cur.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum)
+			if err == nil && (x[0] != float64(cur.Size()) || x[999] != float64(cur.Size())) {
 				fmt.Printf("RESULT rank=%d sum %v in a world of %d\n", c.Rank(), x[0], cur.Size())
 				return 1
 			}
-			step++
-			time.Sleep(5 * time.Millisecond)
+			// The survivors agree whether the step worked everywhere (a
+			// rank may finish a collective that failed elsewhere), and
+			// shrink and redo it when not.
+			ok := uint64(0)
+			if err == nil {
+				ok = 1
+			}
+			and, _, err := cur.Agree(ctx, ok)
+			if err != nil {
+				fmt.Printf("RESULT rank=%d agree: %v\n", c.Rank(), err)
+				return 1
+			}
+			if and == 1 {
+				step++
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			if shrinks++; shrinks > 3 {
+				fmt.Printf("RESULT rank=%d still failing\n", c.Rank())
+				return 1
+			}
+			sub, err := cur.Shrink(ctx)
+			if err != nil {
+				fmt.Printf("RESULT rank=%d shrink: %v\n", c.Rank(), err)
+				return 1
+			}
+			defer sub.Close()
+			cur, failed = sub, c.FailedRanks() // before any survivor ends and closes
 		}
-		fmt.Printf("RESULT rank=%d size=%d failed=%v\n", c.Rank(), cur.Size(), c.FailedRanks())
+		fmt.Printf("RESULT rank=%d size=%d failed=%v\n", c.Rank(), cur.Size(), failed)
 		return 0
 	}
 	fmt.Printf("RESULT unknown role %q\n", role)

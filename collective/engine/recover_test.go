@@ -121,9 +121,9 @@ func TestAgreeAnd(t *testing.T) {
 
 // TestShrinkKillDuring kills a rank while the others shrink (the
 // coordinator among them) or run the solver loop after: every survivor
-// ends in the same communicator of 3, where allreduces are right. A
-// survivor whose collective fails shrinks again; the failure reaches the
-// others at their next collective (as a solver loop would see it).
+// ends in the same communicator of 3, where allreduces are right. After
+// each step the survivors agree whether it worked everywhere (ULFM's
+// pattern), and shrink and redo it when not.
 func TestShrinkKillDuring(t *testing.T) {
 	for _, victim := range []int{0, 2} {
 		for _, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
@@ -158,14 +158,31 @@ func TestShrinkKillDuring(t *testing.T) {
 						}
 						var got float64
 						got, err = sumAll(ctx, c, 1)
+						if err == nil && got != float64(c.Size()) {
+							t.Errorf("rank %d: sum %v in a world of %d", r, got, c.Size())
+						}
+						if err != nil && r != victim && driver.Culprit(err) < 0 {
+							t.Errorf("rank %d: %v names no rank", r, err)
+						}
+						// The survivors agree whether the step worked
+						// everywhere: a rank may finish a collective that
+						// failed elsewhere.
+						ok := uint64(0)
 						if err == nil {
-							if got != float64(c.Size()) {
-								t.Errorf("rank %d: sum %v in a world of %d", r, got, c.Size())
+							ok = 1
+						}
+						and, _, aerr := c.(driver.Shrinker).Agree(ctx, ok)
+						if aerr != nil {
+							if r != victim {
+								t.Errorf("rank %d: Agree: %v", r, aerr)
 							}
+							return
+						}
+						if and == 1 {
 							step++
 							time.Sleep(time.Millisecond)
-						} else if r != victim && driver.Culprit(err) < 0 {
-							t.Errorf("rank %d: %v names no rank", r, err)
+						} else if err == nil {
+							err = driver.ErrPeerLost // failed elsewhere
 						}
 					}
 					final[r] = c
