@@ -213,6 +213,12 @@ func (c *conn) agree(ctx context.Context, flag uint64) (uint64, uint64, []byte, 
 	for {
 		if a.decided {
 			f, set := a.dflag, slices.Clone(a.dset)
+			// Every rank this result counts alive answered in this
+			// agreement, so it has left the one before: that one is
+			// no longer asked about.
+			if inst > 0 {
+				delete(rec.agrees, agreeKey{c.id, inst - 1})
+			}
 			rec.mu.Unlock()
 			if hasBit(set, c.rank) {
 				return inst, 0, nil, &driver.Failure{Kind: driver.ErrPeerLost, Culprit: ep.rank, Origin: ep.rank,

@@ -213,3 +213,33 @@ func TestShrinkAlone(t *testing.T) {
 		t.Fatalf("allreduce alone: %v, %v", got, err)
 	}
 }
+
+// TestShrinkSplit: a communicator split from the world shrinks on its
+// own: of {0,1} and {2,3}, rank 3 dies; rank 2 goes on alone, ranks 0
+// and 1 (whose world failed too) in a communicator of both.
+func TestShrinkSplit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := recoverWorld(t, 4, 5*time.Second)
+	halves := make([]driver.Conn, 4)
+	for r := range 4 {
+		h, err := w[r].Split(ctx, r/2, []int{r / 2 * 2, r/2*2 + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		halves[r] = h
+	}
+	kill(w[3])
+	onRanks([]int{0, 1, 2}, func(r int) {
+		sub, failed, err := halves[r].(driver.Shrinker).Shrink(ctx)
+		want := map[int]int{0: 2, 1: 2, 2: 1}[r]
+		if err != nil || sub.Size() != want || (r == 2) != (len(failed) == 1) {
+			t.Errorf("rank %d: Shrink of its half: %v, %v", r, failed, err)
+			return
+		}
+		defer sub.Close()
+		if got, err := sumAll(ctx, sub, 1); err != nil || got != float64(want) {
+			t.Errorf("rank %d: allreduce: %v, %v", r, got, err)
+		}
+	})
+}
