@@ -361,8 +361,9 @@ func (p *peer) recovered(h *wire.Header) error {
 		}
 		var b []byte
 		if in.Len > 0 {
-			b = make([]byte, in.Len)
+			b = ep.pool.get(int(in.Len))
 			if err := p.link.ReadPayload(b); err != nil {
+				ep.pool.put(b)
 				return err
 			}
 		}
@@ -495,7 +496,10 @@ type tunnelFrame struct {
 	b []byte
 }
 
-var _ transport.Link = (*tunnel)(nil)
+var (
+	_ transport.Link   = (*tunnel)(nil)
+	_ transport.Viewer = (*tunnel)(nil)
+)
 
 // tunnel returns the tunnel of k, made on first use (a frame may come
 // before this rank has made its communicator).
@@ -610,8 +614,26 @@ func (t *tunnel) ReadHeader(h *wire.Header) error {
 
 func (t *tunnel) ReadPayload(dst []byte) error {
 	copy(dst, t.cur.b)
-	t.cur = tunnelFrame{}
+	t.done()
 	return nil
+}
+
+// ReadPayloadView shows the payload where it was kept: a reducing
+// receive reduces from it without a copy.
+func (t *tunnel) ReadPayloadView(fn func([]byte)) error {
+	if len(t.cur.b) > 0 {
+		fn(t.cur.b)
+	}
+	t.done()
+	return nil
+}
+
+// done gives the current frame's buffer back to the old endpoint's pool.
+func (t *tunnel) done() {
+	if t.cur.b != nil {
+		t.p.ep.pool.put(t.cur.b)
+	}
+	t.cur = tunnelFrame{}
 }
 
 func (t *tunnel) SetReadDeadline(d time.Time) error {

@@ -243,3 +243,59 @@ func TestShrinkSplit(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkShrunk is an allreduce of four goroutine ranks on the world
+// and on the world shrunk with no rank lost (the same four ranks, their
+// frames through tunnels in the world's links): what a shrunk
+// communicator pays (docs/BENCHMARKS.md).
+func BenchmarkShrunk(b *testing.B) {
+	const n = 4
+	for _, size := range []int{8, 64 << 10, 4 << 20} {
+		for _, shrunk := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%dB/shrunk=%v", size, shrunk), func(b *testing.B) {
+				cs, err := NewLocal(n, &driver.Config{Timeout: time.Minute})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() {
+					for _, c := range cs {
+						c.Close()
+					}
+				}()
+				ctx := context.Background()
+				if shrunk {
+					subs := make([]driver.Conn, n)
+					onRanks([]int{0, 1, 2, 3}, func(r int) { subs[r], _, err = cs[r].(driver.Shrinker).Shrink(ctx) })
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer func() {
+						for _, c := range subs {
+							c.Close()
+						}
+					}()
+					cs = subs
+				}
+				errs := make([]error, n)
+				run := func(times int) {
+					onRanks([]int{0, 1, 2, 3}, func(r int) {
+						a := &driver.Call{Kind: driver.AllReduce, DType: driver.Float32, Op: driver.Sum, Count: size / 4,
+							Send: make([]byte, size), Recv: make([]byte, size)}
+						for i := 0; i < times && errs[r] == nil; i++ {
+							errs[r] = cs[r].Run(ctx, a)
+						}
+					})
+					for r, err := range errs {
+						if err != nil {
+							b.Fatalf("rank %d: %v", r, err)
+						}
+					}
+				}
+				run(1)
+				b.SetBytes(int64(size))
+				b.ResetTimer()
+				run(b.N)
+			})
+		}
+	}
+}
