@@ -516,16 +516,18 @@ func TestMultiHostNetns(t *testing.T) {
 
 // TestShrinkKilled: a solver loop in 4 processes, rank 2 killed with
 // SIGKILL; the survivors shrink to 3 and finish the loop with sums that
-// are right. Then 5 processes, rank 3 killed and rank 1 killed while the
-// survivors shrink: they end in a world of 3.
+// are right, over shared memory and over TCP. Then 5 processes, rank 3
+// killed and rank 1 killed while the survivors shrink: they end in a
+// world of 3.
 func TestShrinkKilled(t *testing.T) {
 	for _, tc := range []struct {
 		np     int
+		shm    string
 		kill   []int
 		failed string
-	}{{4, []int{2}, "[2]"}, {5, []int{3, 1}, "[1 3]"}} {
-		t.Run(fmt.Sprint(tc.np), func(t *testing.T) {
-			j := mpitest.StartRanks(t, tc.np, "shrink", "WEFT_TIMEOUT=20s")
+	}{{4, "auto", []int{2}, "[2]"}, {4, "off", []int{2}, "[2]"}, {5, "auto", []int{3, 1}, "[1 3]"}} {
+		t.Run(fmt.Sprintf("np=%d/shm=%s", tc.np, tc.shm), func(t *testing.T) {
+			j := mpitest.StartRanks(t, tc.np, "shrink", "WEFT_TIMEOUT=20s", "WEFT_SHM="+tc.shm)
 			for r := range tc.np {
 				j.WaitFor(t, r, "READY", 30*time.Second)
 			}

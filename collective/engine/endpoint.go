@@ -292,6 +292,10 @@ func (ep *endpoint) close() {
 		}
 		ep.failWith(&driver.Failure{Kind: driver.ErrClosed, Culprit: -1, Origin: ep.rank, Msg: "communicator closed"})
 		ep.aborts.Wait() // let peers learn why before the links close
+		ep.rec.mu.Lock()
+		ep.rec.closed = true
+		ep.rec.mu.Unlock()
+		ep.rec.sending.Wait()
 		close(ep.stop)
 		ep.tr.Close()
 		ep.self.link.Close()

@@ -102,6 +102,8 @@ type recovery struct {
 	lost    map[int]bool  // world ranks whose link went down
 	agrees  map[agreeKey]*agreement
 	tunnels map[tunnelKey]*tunnel
+	closed  bool           // the endpoint is closing: nothing more is sent
+	sending sync.WaitGroup // the writers of sendRecover
 }
 
 // bump wakes every waiter; rec.mu is held.
@@ -328,11 +330,16 @@ func (ep *endpoint) answer(key agreeKey, a *agreement, q asker) {
 }
 
 // sendRecover writes a KindRecover frame to p on a goroutine of its own:
-// readers call it, and a link in process has no buffer.
+// readers call it, and a link in process has no buffer. rec.mu is held.
 func (ep *endpoint) sendRecover(p *peer, h wire.Header, payload []byte) {
+	if ep.rec.closed {
+		return
+	}
 	payload = slices.Clone(payload)
 	h.Len = uint32(len(payload))
+	ep.rec.sending.Add(1)
 	go func() {
+		defer ep.rec.sending.Done()
 		p.wmu.Lock()
 		defer p.wmu.Unlock()
 		if p.broken != nil {
