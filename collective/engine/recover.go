@@ -21,9 +21,10 @@ import (
 // (readers read on, heartbeats go on) until it is closed, so that a rank
 // that dies later is still noticed: its link breaks, or it falls silent
 // for the timeout. A rank counts a peer as failed when its link went
-// down (or it said goodbye), or when the endpoint's failure blames it for
-// dying or falling silent. The agreement runs in KindRecover frames over
-// those links; one agreement per Agree or Shrink call, numbered by the
+// down here (it broke, the peer closed it, or it was silent for the
+// timeout), not because a failure blames it. The agreement runs in
+// KindRecover frames over those links; one agreement per Agree or Shrink
+// call, numbered by the
 // conn (every survivor makes the same calls in the same order).
 //
 // The agreement is a coordinator's, with the coordinator chosen as the
@@ -147,16 +148,16 @@ func (ep *endpoint) markLost(r int) {
 	rec.bump()
 }
 
-// suspects is the set of c's ranks this rank counts failed; rec.mu is held.
+// suspects is the set of c's ranks this rank counts failed: those whose
+// link went down here. Not the ranks a failure blames: a rank that is
+// alive may be blamed (it was slow to join an operation, or a rank whose
+// own links broke reported it), and it would then coordinate an
+// agreement of its own. rec.mu is held.
 func (c *conn) suspects() []byte {
 	ep := c.ep
-	f := ep.failure()
 	s := make([]byte, (c.size+7)/8)
 	for i, w := range c.world {
-		if w == ep.rank {
-			continue
-		}
-		if ep.rec.lost[w] || f != nil && f.Culprit == w && (f.Kind == driver.ErrPeerLost || f.Kind == driver.ErrTimeout) {
+		if w != ep.rank && ep.rec.lost[w] {
 			setBit(s, i)
 		}
 	}
@@ -176,11 +177,19 @@ func bitList(s []byte, n int) []int {
 	return out
 }
 
-// Failed is the ranks of c this rank counts failed.
+// Failed is the ranks of c this rank knows have failed: those whose link
+// went down here, and the rank the endpoint's failure blames for dying or
+// falling silent.
 func (c *conn) Failed() []int {
 	c.ep.rec.mu.Lock()
-	defer c.ep.rec.mu.Unlock()
-	return bitList(c.suspects(), c.size)
+	s := c.suspects()
+	c.ep.rec.mu.Unlock()
+	if f := c.ep.failure(); f != nil && (f.Kind == driver.ErrPeerLost || f.Kind == driver.ErrTimeout) {
+		if i := slices.Index(c.world, f.Culprit); i >= 0 && f.Culprit != c.ep.rank {
+			setBit(s, i)
+		}
+	}
+	return bitList(s, c.size)
 }
 
 // Agree is ULFM's MPI_Comm_agree over Weft's transports (see above).
@@ -381,6 +390,13 @@ func (p *peer) recovered(h *wire.Header) error {
 	if err := p.link.ReadPayload(msg); err != nil {
 		return err
 	}
+	ep.recoverMsg(p, h, msg)
+	return nil
+}
+
+// recoverMsg takes an agreement's message h, with payload msg, from p.
+// The bytes are a peer's: any values leave the state consistent.
+func (ep *endpoint) recoverMsg(p *peer, h *wire.Header, msg []byte) {
 	rec := &ep.rec
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -398,20 +414,21 @@ func (p *peer) recovered(h *wire.Header) error {
 			ep.answer(key, a, q)
 		}
 	case recState:
-		if a.c == nil || a.ballot != ballot {
-			return nil
+		if a.c == nil || a.ballot != ballot || a.replies == nil {
+			return
 		}
 		if i := slices.Index(a.c.world, p.rank); i >= 0 {
 			a.replies[i] = recReply{decided: h.Tag&1 != 0, flag: h.Count, set: msg}
 		}
 	case recDecide:
 		if a.decided || ballot < a.promised {
-			return nil
+			return
 		}
 		a.decided, a.dflag, a.dset = true, h.Count, msg
+	default:
+		return
 	}
 	rec.bump()
-	return nil
 }
 
 // Shrink is ULFM's MPI_Comm_shrink: the agreement, then the world of the

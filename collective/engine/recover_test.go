@@ -5,21 +5,22 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport/inproc"
+	"github.com/weft-hpc/weft/internal/wire"
 )
 
 // recoverWorld is n goroutine ranks with a silence limit of timeout.
-func recoverWorld(t *testing.T, n int, timeout time.Duration) []*conn {
-	cfg := config{timeout: timeout, chunk: 512 << 10, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+func recoverWorld(t testing.TB, n int, timeout time.Duration) []*conn {
+	cfg := config{timeout: timeout, chunk: 512 << 10, log: slog.New(slog.NewTextHandler(tlog{t}, nil))}
 	out := make([]*conn, n)
 	for r, tr := range inproc.New(n) {
 		out[r] = newWorld(newEndpoint(tr, cfg))
@@ -32,9 +33,21 @@ func recoverWorld(t *testing.T, n int, timeout time.Duration) []*conn {
 	return out
 }
 
-// kill makes c's rank die as a killed process does: its links close with
-// no goodbye.
-func kill(c *conn) { c.ep.tr.Close() }
+// kill makes c's rank die as a killed process does: it writes nothing
+// more, and its links close with no goodbye. (Closing an in-process link
+// alone is not enough: a write racing with the close may still go out.)
+func kill(c *conn) {
+	ep := c.ep
+	ep.closing.Store(true) // its readers report nothing
+	for _, p := range ep.peers {
+		if p != nil {
+			p.wmu.Lock()
+			p.broken = errors.New("killed")
+			p.wmu.Unlock()
+		}
+	}
+	ep.tr.Close()
+}
 
 // sumAll runs an allreduce of float64 sums on c, each rank giving v.
 func sumAll(ctx context.Context, c driver.Conn, v float64) (float64, error) {
@@ -135,8 +148,13 @@ func TestShrinkKillDuring(t *testing.T) {
 				live := []int{0, 1, 2, 3}
 				final := make([]driver.Conn, 5)
 				onRanks(live, func(r int) {
+					ctx := ctx
 					if r == victim {
-						go func() { time.Sleep(delay); kill(w[r]) }()
+						// Its own calls end with it.
+						var cancel context.CancelFunc
+						ctx, cancel = context.WithCancel(ctx)
+						defer cancel()
+						go func() { time.Sleep(delay); kill(w[r]); cancel() }()
 					}
 					var c driver.Conn = w[r]
 					var err error = driver.ErrPeerLost // rank 4 is dead: shrink first
@@ -298,4 +316,40 @@ func BenchmarkShrunk(b *testing.B) {
 			})
 		}
 	}
+}
+
+// FuzzRecoverMsg feeds an agreement's messages of any content from a
+// peer to a rank, entered in the agreement or not, coordinating it or
+// not: nothing panics, and the rank still says whom it counts failed.
+func FuzzRecoverMsg(f *testing.F) {
+	f.Add(uint8(recState), uint64(0), int32(0), uint32(1), uint64(1), []byte{2})
+	f.Add(uint8(recDecide), uint64(1), int32(-1), uint32(0), uint64(0), []byte{})
+	f.Add(uint8(recQuery), uint64(2), int32(1), uint32(0), uint64(0), []byte(nil))
+	f.Add(uint8(9), uint64(3), int32(5), uint32(7), uint64(7), []byte{255, 255, 255})
+	w := recoverWorld(f, 2, 5*time.Second)
+	f.Fuzz(func(t *testing.T, op uint8, seq uint64, root int32, tag uint32, count uint64, msg []byte) {
+		c := w[0]
+		rec := &c.ep.rec
+		key := agreeKey{c.id, seq % 4}
+		rec.mu.Lock()
+		a := rec.agreement(key)
+		if seq%2 == 0 && a.c == nil {
+			a.c, a.ballot, a.replies = c, 0, make(map[int]recReply)
+		}
+		rec.mu.Unlock()
+		h := wire.Header{Kind: wire.KindRecover, Op: op, Comm: c.id, Seq: key.inst, Root: root, Tag: tag, Count: count, Len: uint32(len(msg))}
+		c.ep.recoverMsg(c.ep.peers[1], &h, msg)
+		if got := c.Failed(); len(got) != 0 {
+			t.Fatalf("rank 0 counts %v failed after a message", got)
+		}
+	})
+}
+
+// tlog writes the ranks' log lines to the test's log: a failing test
+// shows the failures each rank saw.
+type tlog struct{ t testing.TB }
+
+func (w tlog) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
 }
