@@ -518,22 +518,34 @@ func TestMultiHostNetns(t *testing.T) {
 // SIGKILL; the survivors shrink to 3 and finish the loop with sums that
 // are right, over shared memory and over TCP. Then 5 processes, rank 3
 // killed and rank 1 killed while the survivors shrink: they end in a
-// world of 3.
+// world of 3. Then 4 processes, rank 1 stopped (SIGSTOP: its
+// connections stay open): the others count it failed once it has been
+// silent for WEFT_TIMEOUT, and go on without it.
 func TestShrinkKilled(t *testing.T) {
 	for _, tc := range []struct {
 		np     int
 		shm    string
 		kill   []int
 		failed string
-	}{{4, "auto", []int{2}, "[2]"}, {4, "off", []int{2}, "[2]"}, {5, "auto", []int{3, 1}, "[1 3]"}} {
-		t.Run(fmt.Sprintf("np=%d/shm=%s", tc.np, tc.shm), func(t *testing.T) {
-			j := mpitest.StartRanks(t, tc.np, "shrink", "WEFT_TIMEOUT=20s", "WEFT_SHM="+tc.shm)
+		sig    syscall.Signal
+	}{
+		{4, "auto", []int{2}, "[2]", syscall.SIGKILL},
+		{4, "off", []int{2}, "[2]", syscall.SIGKILL},
+		{5, "auto", []int{3, 1}, "[1 3]", syscall.SIGKILL},
+		{4, "off", []int{1}, "[1]", syscall.SIGSTOP},
+	} {
+		t.Run(fmt.Sprintf("np=%d/shm=%s/%v", tc.np, tc.shm, tc.sig), func(t *testing.T) {
+			timeout := "20s"
+			if tc.sig == syscall.SIGSTOP {
+				timeout = "3s"
+			}
+			j := mpitest.StartRanks(t, tc.np, "shrink", "WEFT_TIMEOUT="+timeout, "WEFT_SHM="+tc.shm)
 			for r := range tc.np {
 				j.WaitFor(t, r, "READY", 30*time.Second)
 			}
 			time.Sleep(300 * time.Millisecond) // inside the loop
 			for _, k := range tc.kill {
-				j.Cmds[k].Process.Signal(syscall.SIGKILL)
+				j.Cmds[k].Process.Signal(tc.sig)
 				time.Sleep(2 * time.Millisecond)
 			}
 			for r := range tc.np {
