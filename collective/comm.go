@@ -550,6 +550,44 @@ func (c *Comm) IReduceScatter(send, recv Buffer, op Op) *Request {
 	return c.nonBlocking(func(a *driver.Call) error { return c.reduceScatter(a, send, recv, op) })
 }
 
+func (c *Comm) reduceScatterV(a *driver.Call, send, recv Buffer, counts []int, op Op) error {
+	const k = driver.ReduceScatterV
+	send, recv = typed(send, recv)
+	total, err := c.checkCounts(k, "counts", counts)
+	if err != nil {
+		return err
+	}
+	if send.Len() != total {
+		return c.invalid(k, "send holds %d elements, counts total %d", send.Len(), total)
+	}
+	if recv.Len() != counts[c.rank] {
+		return c.invalid(k, "recv holds %d elements, counts[%d] = %d", recv.Len(), c.rank, counts[c.rank])
+	}
+	if err := c.checkPair(k, send, recv, counts[c.rank]); err != nil {
+		return err
+	}
+	if err := c.checkOp(k, op, send.dt); err != nil {
+		return err
+	}
+	*a = driver.Call{Kind: k, DType: send.dt, Op: op, Send: send.b, Recv: recv.b, Count: total, Counts: append([]int(nil), counts...)}
+	return c.place(k, a, send, recv)
+}
+
+// ReduceScatterV is ReduceScatter with blocks of unequal length, as
+// MPI_Reduce_scatter: send (the same length on every rank) is cut in
+// blocks of counts[i] elements, in rank order, and recv gets block
+// Rank() of the combination: send.Len() is the total of counts and
+// recv.Len() == counts[Rank()]. Every rank passes the same counts; where
+// they differ, every rank gets an error wrapping ErrMismatch.
+func (c *Comm) ReduceScatterV(ctx context.Context, send, recv Buffer, counts []int, op Op) error {
+	return c.blocking(ctx, func(a *driver.Call) error { return c.reduceScatterV(a, send, recv, counts, op) })
+}
+
+// IReduceScatterV is ReduceScatterV without waiting.
+func (c *Comm) IReduceScatterV(send, recv Buffer, counts []int, op Op) *Request {
+	return c.nonBlocking(func(a *driver.Call) error { return c.reduceScatterV(a, send, recv, counts, op) })
+}
+
 func (c *Comm) allToAll(a *driver.Call, send, recv Buffer) error {
 	const k = driver.AllToAll
 	send, recv = typed(send, recv)

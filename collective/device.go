@@ -69,6 +69,9 @@ func (c *Comm) Device() (dev int, path string) {
 // one device, the communicator's. Empty buffers (a non-root's receive)
 // take the other's place.
 func (c *Comm) place(k driver.Kind, a *driver.Call, send, recv Buffer) error {
+	if send.vec != nil || recv.vec != nil {
+		return c.invalid(k, "a vector layout (collective.Vector) is for point-to-point calls only")
+	}
 	if send.mem == nil && recv.mem == nil {
 		return nil
 	}

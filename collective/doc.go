@@ -1,11 +1,14 @@
 // Package collective is Weft's communication API: a communicator (Comm)
 // with the collectives of MPI and NCCL (AllReduce, Broadcast, Reduce,
-// AllGather, AllGatherV, ReduceScatter, AllToAll, AllToAllV, Barrier),
+// AllGather, AllGatherV, ReduceScatter, ReduceScatterV, AllToAll,
+// AllToAllV, Barrier),
 // point-to-point Send and Recv, each blocking (with a context) and
 // non-blocking (returning a Request), and Split for sub-communicators.
 //
 // Beside them are the MPI calls Go HPC codes use (Gather, Scatter, Scan,
-// Sendrecv, wildcard receives with a Status, Probe, WaitAny, Dup,
+// Sendrecv, wildcard receives with a Status, Probe and Mprobe, WaitAny
+// and WaitSome, cancelled receives, persistent requests, strided Vector
+// buffers, Dup,
 // SplitShared for the ranks of a host, Groups and CreateGroup, Cartesian
 // communicators with Sub and the neighbour collectives); docs/MPI.md maps
 // every MPI call to its counterpart here and says what differs.

@@ -173,6 +173,55 @@ type Buffer struct {
 	mem *cuda.Mem // device memory; b is nil
 	off int       // device memory: the first byte in mem
 	n   int       // device memory: bytes
+	vec *vector   // a strided layout (Vector); nil: the elements in order
+}
+
+// vector is a Buffer's strided layout, checked by the call that gets it.
+type vector struct {
+	v      driver.Vector
+	nested bool // made from a Buffer that had a layout already
+}
+
+// Vector lays a strided layout over buf for point-to-point calls (Send,
+// Recv, their I-forms, Sendrecv, Message.Recv; MPI_Type_vector): the
+// message is count blocks of blocklen elements, block i starting at
+// element i*stride of buf. Column j of a row-major matrix a of n rows and
+// m columns is Vector(Buf(a[j:]), n, 1, m); block rows of width w,
+// Vector(Buf(a[j:]), n, w, m). Nothing is copied: a send reads the blocks
+// where they lie and a receive writes them there. The message matches a
+// receive of count*blocklen elements of the same type in any layout, and
+// a receive may take a shorter message (it fills the first blocks). Len
+// is count*blocklen. A layout whose stride is less than blocklen, whose
+// values are negative, or whose blocks do not fit in buf makes the call
+// return an error wrapping ErrInvalid that names the values; so do device
+// memory, a layout over a Buffer that has one, and a collective call.
+func Vector(buf Buffer, count, blocklen, stride int) Buffer {
+	buf.vec = &vector{v: driver.Vector{Count: count, BlockLen: blocklen, Stride: stride}, nested: buf.vec != nil}
+	return buf
+}
+
+// checkVector reports what is wrong with b's layout, or "".
+func (b Buffer) checkVector() string {
+	v, span := b.vec.v, 0
+	if s := b.dt.Size(); s > 0 {
+		span = b.bytes() / s
+	}
+	var bad string
+	switch {
+	case b.vec.nested:
+		bad = " over a Buffer that has a layout already"
+	case b.mem != nil:
+		bad = " over device memory: vectors are for host memory"
+	case v.Count < 0 || v.BlockLen < 0:
+		bad = ": negative count or blocklen"
+	case v.Stride < v.BlockLen:
+		bad = ": stride < blocklen"
+	case v.Count > 0 && v.BlockLen > 0 && (v.Stride > span || v.Count-1 > span || (v.Count-1)*v.Stride+v.BlockLen > span):
+		bad = fmt.Sprintf(": the last block ends past the buffer's %d elements", span)
+	default:
+		return ""
+	}
+	return fmt.Sprintf("vector layout (count %d, blocklen %d, stride %d)%s", v.Count, v.BlockLen, v.Stride, bad)
 }
 
 // Buf makes a Buffer over s.
@@ -199,8 +248,11 @@ func Raw(b []byte, dt DType) Buffer { return Buffer{b: b, dt: dt} }
 // once the call or its Request completes. See Comm for how the bytes move.
 func DeviceBuf(m *cuda.Mem, dt DType) Buffer { return Buffer{mem: m, n: m.Len(), dt: dt} }
 
-// Len is the number of elements.
+// Len is the number of elements: of a Vector, count*blocklen.
 func (b Buffer) Len() int {
+	if b.vec != nil {
+		return b.vec.v.Count * b.vec.v.BlockLen
+	}
 	if s := b.dt.Size(); s > 0 {
 		return b.bytes() / s
 	}
@@ -224,7 +276,8 @@ func (b Buffer) Bytes() []byte { return b.b }
 // byte offset at which the Buffer starts in it; nil for host memory.
 func (b Buffer) Device() (m *cuda.Mem, off int) { return b.mem, b.off }
 
-// Slice returns the elements [from, to) as a Buffer.
+// Slice returns the elements [from, to) as a Buffer (of the memory: a
+// Vector's layout is not kept).
 func (b Buffer) Slice(from, to int) Buffer {
 	s := b.dt.Size()
 	if b.mem != nil {
@@ -239,6 +292,10 @@ func (b Buffer) Slice(from, to int) Buffer {
 func (b Buffer) String() string {
 	if b.mem != nil {
 		return fmt.Sprintf("%d x %v on device %d", b.Len(), b.dt, b.mem.Device())
+	}
+	if b.vec != nil {
+		v := b.vec.v
+		return fmt.Sprintf("%d x %v (vector %d x %d, stride %d)", b.Len(), b.dt, v.Count, v.BlockLen, v.Stride)
 	}
 	return fmt.Sprintf("%d x %v", b.Len(), b.dt)
 }

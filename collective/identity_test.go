@@ -120,21 +120,27 @@ func (s *intruder) got(format string, a ...any) {
 	s.learned = append(s.learned, fmt.Sprintf(format, a...))
 }
 
-// attack tries port of rank as the store (when it answers as one) and as
-// the rank's data port.
+// attack tries port of rank as the rank's data port and, when it answers
+// as one, as the store. The data-port tries go out at once, beside the
+// store probe: waiting for the probe's answer first let the real ranks
+// dial, form the world and close the port before the stranger's first try
+// (a try at the store's port gets an HTTP error and counts for nothing).
 func (s *intruder) attack(port, rank int) {
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	if s.isStore(base) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.attackPort(port, rank)
+	}()
+	if base := "http://127.0.0.1:" + strconv.Itoa(port); s.isStore(base) {
 		s.attackStore(base)
-		return
 	}
-	s.attackPort(port, rank)
+	wg.Wait()
 }
 
 // isStore reports whether port answers as a Weft rendezvous store. The
 // store answers at once; a data port answers nothing until the world has
-// formed, so a long wait here would let the real ranks connect first and
-// leave the stranger no try on the data ports.
+// formed.
 func (s *intruder) isStore(base string) bool {
 	c := http.Client{Timeout: 500 * time.Millisecond}
 	resp, err := c.Get(base + "/v1/kv?key=nonce&wait=0s")

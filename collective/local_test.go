@@ -89,3 +89,11 @@ func TestAbortNamesTheRank(t *testing.T) {
 func TestLocalRules(t *testing.T) {
 	collectivetest.Run(t, []int{1, 2, 3, 4}, local(), collectivetest.Options{Only: "rules/"})
 }
+
+// TestLocalP2P runs the suite's point-to-point cases alone (vectors,
+// matched probes, cancel, Waitsome, persistent requests; collectivetest's
+// p2p/ cases) on the sizes where rings and self-sends differ, with frames
+// small enough that a vector's blocks span several.
+func TestLocalP2P(t *testing.T) {
+	collectivetest.Run(t, []int{1, 2, 3, 4}, local(collective.WithChunkBytes(4096)), collectivetest.Options{Only: "p2p/", Big: 400000})
+}

@@ -2,6 +2,7 @@ package collective
 
 import (
 	"context"
+	"errors"
 
 	"github.com/weft-hpc/weft/collective/driver"
 )
@@ -48,6 +49,16 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok
 	if (tag < 0 || tag > c.maxTag) && !(wild && tag == AnyTag) {
 		return false, nil, c.invalid(k, "tag %d outside [0, %d]", tag, c.maxTag)
 	}
+	var vec *driver.Vector
+	if buf.vec != nil {
+		if bad := buf.checkVector(); bad != "" {
+			return false, nil, c.invalid(k, "%s", bad)
+		}
+		vec = &buf.vec.v // never changed after Vector made it
+		if err := c.checkCount(k, len(buf.b)/buf.dt.Size()); err != nil {
+			return false, nil, err
+		}
+	}
 	if err := c.checkCount(k, buf.Len()); err != nil {
 		return false, nil, err
 	}
@@ -57,7 +68,7 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok
 	if peer == ProcNull {
 		return false, nil, nil
 	}
-	*a = driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag}
+	*a = driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag, Vector: vec}
 	if buf.mem != nil {
 		finish, err := c.stageP2P(k, a, buf)
 		return err == nil, finish, err
@@ -119,31 +130,103 @@ func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, e
 
 // ISend is Send without waiting: buf must not change until the request
 // completes.
-func (c *Comm) ISend(buf Buffer, dest, tag int) *Request { return c.start(driver.Send, buf, dest, tag) }
+func (c *Comm) ISend(buf Buffer, dest, tag int) *Request {
+	r := &Request{c: c}
+	c.post(r, driver.Send, buf, dest, tag, c.conn.Start)
+	return r
+}
 
 // IRecv is Recv without waiting; the request's Status reports the message
 // once it completes. Receives are matched in the order they were posted.
+// A receive no message has matched yet can be withdrawn (Request.Cancel).
 func (c *Comm) IRecv(buf Buffer, source, tag int) *Request {
-	return c.start(driver.Recv, buf, source, tag)
+	r := &Request{c: c}
+	c.post(r, driver.Recv, buf, source, tag, c.conn.Start)
+	return r
 }
 
-func (c *Comm) start(k driver.Kind, buf Buffer, peer, tag int) *Request {
-	r := &Request{c: c}
+// SendInit makes a persistent send (MPI_Send_init): a Request that sends
+// buf to dest with tag, as ISend does, each time Start starts it, until the
+// communicator closes. Wait or Test completes one send and leaves the
+// request inactive, to be started again; buf must not change while it is
+// active. Wait and Test of an inactive request return at once with no
+// error, and WaitAll, WaitAny, WaitSome and their Test forms take it as
+// nil. The arguments are checked here (an error wrapping ErrInvalid, and
+// no request) and again at each Start.
+func (c *Comm) SendInit(buf Buffer, dest, tag int) (*Request, error) {
+	return c.initP2P(driver.Send, buf, dest, tag)
+}
+
+// RecvInit makes a persistent receive (MPI_Recv_init): a Request that
+// receives into buf from source with tag, as IRecv does, each time Start
+// starts it; Status reports the last message. See SendInit.
+func (c *Comm) RecvInit(buf Buffer, source, tag int) (*Request, error) {
+	return c.initP2P(driver.Recv, buf, source, tag)
+}
+
+func (c *Comm) initP2P(k driver.Kind, buf Buffer, peer, tag int) (*Request, error) {
+	var a driver.Call
+	if buf.mem == nil { // a device send would copy its message now: Start checks it
+		if _, _, err := c.p2p(&a, k, buf, peer, tag); err != nil {
+			return nil, err
+		}
+	}
+	return &Request{c: c, call: driver.Call{Kind: k}, persist: &persistent{kind: k, buf: buf, peer: peer, tag: tag}}, nil
+}
+
+// Start starts a persistent request (MPI_Start): its send or receive is
+// posted, as ISend or IRecv posts it. A request that is not persistent, or
+// one started and not yet completed by Wait or Test, gets an error wrapping
+// ErrInvalid; an error of the call completes the request with it too.
+func (r *Request) Start() error {
+	p := r.persist
+	if p == nil {
+		return r.c.invalid(r.call.Kind, "Start takes a request of SendInit or RecvInit")
+	}
+	if p.active {
+		return r.c.invalid(p.kind, "the persistent request (peer %d, tag %d) was started and has not completed: Wait or Test it first", p.peer, p.tag)
+	}
+	*r = Request{c: r.c, persist: p}
+	p.active = true
+	return r.c.post(r, p.kind, p.buf, p.peer, p.tag, r.c.conn.Start)
+}
+
+// StartAll starts each persistent request (MPI_Startall), skipping nil
+// ones, and returns the errors joined.
+func StartAll(reqs ...*Request) error {
+	var errs []error
+	for _, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if err := r.Start(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// post checks a point-to-point call, describes it in r and hands it to
+// start (the backend's Start, or a matched message's); r then completes
+// with the call, or has completed with its error. It returns the error of
+// the checks or of start.
+func (c *Comm) post(r *Request, k driver.Kind, buf Buffer, peer, tag int, start func(*driver.Call) (driver.Pending, error)) error {
 	ok, finish, err := c.p2p(&r.call, k, buf, peer, tag)
 	if !ok {
 		r.finish(err)
 		if err == nil {
 			r.call.Kind, r.call.Status = k, nullStatus
 		}
-		return r
+		return err
 	}
-	p, err := c.conn.Start(&r.call)
+	p, err := start(&r.call)
 	if err != nil {
-		r.finish(c.result(k, err))
-		return r
+		err = c.result(k, err)
+		r.finish(err)
+		return err
 	}
 	r.pending, r.finishP2P = p, finish
-	return r
+	return nil
 }
 
 // Sendrecv sends send to dest and receives into recv from source, as one
@@ -162,7 +245,7 @@ func (c *Comm) Sendrecv(ctx context.Context, send Buffer, dest, sendTag int, rec
 // replaced by the message from source (MPI_Sendrecv_replace); the message
 // may be shorter than buf.
 func (c *Comm) SendrecvReplace(ctx context.Context, buf Buffer, dest, sendTag, source, recvTag int) (Status, error) {
-	out := Buffer{b: append([]byte(nil), buf.b...), dt: buf.dt}
+	out := Buffer{b: append([]byte(nil), buf.b...), dt: buf.dt, vec: buf.vec}
 	if buf.mem != nil {
 		out.b = make([]byte, buf.n)
 		if err := buf.mem.CopyTo(out.b, buf.off); err != nil {

@@ -22,6 +22,16 @@ type Request struct {
 	err       error
 	until     time.Time // the emulated link carries the bytes until then
 	pooled    bool      // a blocking call's request: recycled by wait
+	persist   *persistent
+}
+
+// persistent is what SendInit or RecvInit fixed, for each Start.
+type persistent struct {
+	kind   driver.Kind
+	buf    Buffer
+	peer   int
+	tag    int
+	active bool // started, and its completion not yet seen by Wait or Test
 }
 
 func (r *Request) finish(err error) {
@@ -35,6 +45,17 @@ func (r *Request) finish(err error) {
 // ends first, the communicator is aborted (see Comm) and Wait returns an
 // error wrapping ErrAborted and the context's error.
 func (r *Request) Wait(ctx context.Context) error {
+	if r.persist != nil && !r.persist.active {
+		return nil // not started, or its completion reported
+	}
+	err := r.waitDone(ctx)
+	if r.persist != nil {
+		r.persist.active = false
+	}
+	return err
+}
+
+func (r *Request) waitDone(ctx context.Context) error {
 	if r.pending != nil {
 		if !r.fin {
 			r.err, r.fin = r.c.result(r.call.Kind, r.pending.Wait(ctx)), true
@@ -71,6 +92,17 @@ func (r *Request) Wait(ctx context.Context) error {
 // Test reports whether the operation has completed, and its error if it
 // has. It never blocks.
 func (r *Request) Test() (bool, error) {
+	if r.persist != nil && !r.persist.active {
+		return true, nil
+	}
+	done, err := r.test()
+	if done && r.persist != nil {
+		r.persist.active = false
+	}
+	return done, err
+}
+
+func (r *Request) test() (bool, error) {
 	if r.pending != nil {
 		if !r.fin {
 			done, err := r.pending.Test()
@@ -97,7 +129,7 @@ func (r *Request) Test() (bool, error) {
 
 // copyBack completes a staged receive on device memory.
 func (r *Request) copyBack() {
-	if r.err == nil && r.finishP2P != nil {
+	if r.err == nil && r.finishP2P != nil && !r.Cancelled() {
 		if err := r.finishP2P(); err != nil {
 			r.err = r.c.result(r.call.Kind, r.c.deviceFailure(r.call.Kind, err))
 		}
@@ -105,15 +137,56 @@ func (r *Request) copyBack() {
 }
 
 // Status reports the message a completed receive got (its source, tag and
-// size); it is the zero Status for other requests and before completion.
+// size); it is the zero Status for other requests, before completion, and
+// for a receive Cancel withdrew.
 func (r *Request) Status() Status {
 	if r.call.Kind != driver.Recv {
 		return Status{}
 	}
-	if done, _ := r.Test(); !done {
+	if done, _ := r.test(); !done || r.Cancelled() {
 		return Status{}
 	}
 	return r.call.Status
+}
+
+// Cancel withdraws a posted receive (from IRecv, Message.IRecv or a
+// started RecvInit) that no message has matched yet (MPI_Cancel): the
+// request then completes, Wait and Test report no error, Status is empty,
+// and Cancelled reports true. The communicator goes on, and the message
+// the receive would have taken goes to a later receive. A receive that a
+// message matched first completes with it, and Cancelled reports false.
+// Cancel does not wait: Wait or Test completes the request as usual, and
+// Cancel may be called while another goroutine waits on the request (the
+// one exception to a Request's single user). It does nothing to a request
+// that has completed (or failed its checks); a send or a collective cannot
+// be withdrawn (MPI-4 deprecates cancelling sends): Cancel returns an
+// error wrapping ErrInvalid for them.
+func (r *Request) Cancel() error {
+	switch r.call.Kind {
+	case driver.Recv:
+	case 0: // failed before it was described
+		return nil
+	default:
+		return r.c.invalid(r.call.Kind, "Cancel takes a receive, not a %v request", r.call.Kind)
+	}
+	if r.pending == nil {
+		return nil
+	}
+	cp, ok := r.pending.(driver.Canceller)
+	if !ok {
+		return r.c.invalid(driver.Recv, "backend %s cannot cancel a receive", r.c.backend)
+	}
+	if err := cp.Cancel(); err != nil {
+		return r.c.result(driver.Recv, err)
+	}
+	return nil
+}
+
+// Cancelled reports whether Cancel withdrew the receive, once the request
+// has completed (MPI_Test_cancelled); false before.
+func (r *Request) Cancelled() bool {
+	cp, ok := r.pending.(driver.Canceller)
+	return ok && r.fin && cp.Cancelled()
 }
 
 // wait is Wait for the blocking calls: the request is the communicator's
@@ -128,13 +201,14 @@ func (r *Request) wait(ctx context.Context) error {
 	return err
 }
 
-// WaitAll waits for every request (nil ones are skipped) and returns the
-// errors of those that failed, joined (MPI_Waitall). If ctx ends first, the
-// communicators are aborted (see Comm).
+// WaitAll waits for every request (nil ones and persistent ones not
+// started are skipped) and returns the errors of those that failed,
+// joined (MPI_Waitall). If ctx ends first, the communicators are aborted
+// (see Comm).
 func WaitAll(ctx context.Context, reqs ...*Request) error {
 	var errs []error
 	for _, r := range reqs {
-		if r == nil {
+		if r.null() {
 			continue
 		}
 		if err := r.Wait(ctx); err != nil {
@@ -144,14 +218,14 @@ func WaitAll(ctx context.Context, reqs ...*Request) error {
 	return errors.Join(errs...)
 }
 
-// TestAll reports whether every request has completed (nil ones count as
-// completed), and their errors joined when they have (MPI_Testall). It
-// never blocks.
+// TestAll reports whether every request has completed (nil ones and
+// persistent ones not started count as completed), and their errors
+// joined when they have (MPI_Testall). It never blocks.
 func TestAll(reqs ...*Request) (bool, error) {
 	var errs []error
 	all := true
 	for _, r := range reqs {
-		if r == nil {
+		if r.null() {
 			continue
 		}
 		done, err := r.Test()
@@ -170,19 +244,103 @@ func TestAll(reqs ...*Request) (bool, error) {
 // of reqs to nil so that the next call looks at the others (MPI_Testany
 // sets it to MPI_REQUEST_NULL). It returns -1 and false when none has
 // completed, and -1 and true when every entry is nil. It never blocks.
+//
+// A persistent request (SendInit, RecvInit) that is not started counts as
+// nil, and one that completes stays in reqs, inactive until its next
+// Start, as MPI does; so in WaitAny, TestSome and WaitSome.
 func TestAny(reqs []*Request) (int, bool, error) {
 	any := false
 	for i, r := range reqs {
-		if r == nil {
+		if r.null() {
 			continue
 		}
 		any = true
 		if done, err := r.Test(); done {
-			reqs[i] = nil
+			r.retire(reqs, i)
 			return i, true, err
 		}
 	}
 	return -1, !any, nil
+}
+
+// null reports whether r counts as MPI_REQUEST_NULL: nil, or a persistent
+// request not started.
+func (r *Request) null() bool { return r == nil || r.persist != nil && !r.persist.active }
+
+// retire drops the completed request reqs[i] from reqs, unless it is
+// persistent.
+func (r *Request) retire(reqs []*Request, i int) {
+	if r.persist == nil {
+		reqs[i] = nil
+	}
+}
+
+// TestSome reports the indices of the requests that have completed, in
+// order, setting their entries of reqs to nil, and the errors of those
+// that failed, joined (MPI_Testsome). The indices are empty when none has
+// completed, and nil when every entry is nil. It never blocks.
+func TestSome(reqs []*Request) ([]int, error) {
+	var done []int
+	var errs []error
+	any := false
+	for i, r := range reqs {
+		if r.null() {
+			continue
+		}
+		any = true
+		if ok, err := r.Test(); ok {
+			r.retire(reqs, i)
+			done = append(done, i)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if any && done == nil {
+		done = []int{}
+	}
+	return done, errors.Join(errs...)
+}
+
+// WaitSome waits until at least one of the requests completes and
+// reports, as TestSome does, every one that has by then (MPI_Waitsome);
+// it returns nil at once when every entry is nil. It polls as WaitAny
+// does; if ctx ends first, the communicators of the requests are aborted,
+// as in Wait.
+func WaitSome(ctx context.Context, reqs []*Request) ([]int, error) {
+	var start time.Time
+	for spins := 0; ; spins++ {
+		done, err := TestSome(reqs)
+		if len(done) > 0 || done == nil {
+			return done, err
+		}
+		if spins%64 != 63 {
+			continue
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if err := ctx.Err(); err != nil {
+			for _, r := range reqs {
+				if !r.null() {
+					return nil, r.Wait(ctx) // aborts, as Wait does
+				}
+			}
+		}
+		backOff(time.Since(start))
+	}
+}
+
+// backOff is the pause of a polling wait that has waited so long: none at
+// first, then yielding the CPU, then naps of 50 us.
+func backOff(waited time.Duration) {
+	switch {
+	case waited < 50*time.Microsecond:
+	case waited < 5*time.Millisecond:
+		runtime.Gosched()
+	default:
+		time.Sleep(50 * time.Microsecond)
+	}
 }
 
 // WaitAny waits until one of the requests completes and returns its index
@@ -206,18 +364,12 @@ func WaitAny(ctx context.Context, reqs []*Request) (int, error) {
 		select {
 		case <-ctx.Done():
 			for _, r := range reqs {
-				if r != nil {
+				if !r.null() {
 					return -1, r.Wait(ctx) // aborts, as Wait does
 				}
 			}
 		default:
 		}
-		switch waited := time.Since(start); {
-		case waited < 50*time.Microsecond:
-		case waited < 5*time.Millisecond:
-			runtime.Gosched()
-		default:
-			time.Sleep(50 * time.Microsecond)
-		}
+		backOff(time.Since(start))
 	}
 }

@@ -1,7 +1,6 @@
 package collective_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 // The behaviour rules that fail a communicator, so that the conformance
@@ -54,7 +54,7 @@ func TestRecvContextEnds(t *testing.T) {
 func TestRootCountsMismatch(t *testing.T) {
 	for _, kind := range []string{"gatherv", "scatterv"} {
 		t.Run(kind, func(t *testing.T) {
-			var log syncBuffer
+			var log mpitest.Buffer
 			cs, err := collective.NewLocal(3, collective.WithTimeout(10*time.Second),
 				collective.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 			if err != nil {
@@ -128,21 +128,4 @@ func TestRootCountsMismatch(t *testing.T) {
 			}
 		})
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/gnn/feature"
 	"github.com/weft-hpc/weft/gnn/model"
+	"github.com/weft-hpc/weft/gnn/spgnn"
 	"github.com/weft-hpc/weft/nn"
 )
 
@@ -66,7 +67,7 @@ func TestKernelsCompileToPTX(t *testing.T) {
 		t.Fatal(err)
 	}
 	intDiv := regexp.MustCompile(`\b(div|rem)\.[us]64\b`)
-	for _, p := range []*cuda.Program{cuda.Builtin, nn.Kernels, model.Kernels, feature.Kernels} {
+	for _, p := range []*cuda.Program{cuda.Builtin, nn.Kernels, model.Kernels, feature.Kernels, spgnn.Kernels} {
 		pdir := filepath.Join(dir, strings.ReplaceAll(p.Name, "/", "_"))
 		if err := os.Mkdir(pdir, 0o755); err != nil {
 			t.Fatal(err)

@@ -146,6 +146,17 @@ func (o *SGD) InitOn(d *Device, n int) {
 	o.vt = NewTensorOn(d, n)
 }
 
+// State is the state on the host, the slices Apply updates, indexed like
+// the parameter vector: SGD's momentum v. A caller may read and overwrite
+// them, e.g. to move a range's state with its parameters (psmode's servers
+// migrate keys so). Nil before Init and when the state is on a device.
+func (o *SGD) State() [][]float32 {
+	if o.v == nil {
+		return nil
+	}
+	return [][]float32{o.v}
+}
+
 // DeltaFromState reports that SGD derives delay compensation's dw from
 // its momentum when Update.Stale is nil. The range's previous update must
 // then have been one step of this optimizer with the same LR.
@@ -258,6 +269,15 @@ func (o *Adam) InitOn(d *Device, n int) {
 		return
 	}
 	o.mt, o.vt = NewTensorOn(d, n), NewTensorOn(d, n)
+}
+
+// State is the state on the host as SGD.State has it: Adam's moments m
+// and v.
+func (o *Adam) State() [][]float32 {
+	if o.m == nil {
+		return nil
+	}
+	return [][]float32{o.m, o.v}
 }
 
 // step is the learning rate with the first moment's bias correction and

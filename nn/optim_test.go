@@ -3,6 +3,8 @@ package nn
 import (
 	"math"
 	"testing"
+
+	"github.com/weft-hpc/weft/cuda"
 )
 
 func near(t *testing.T, what string, got float32, want float64) {
@@ -178,6 +180,66 @@ func TestSGDNativeMatchesGo(t *testing.T) {
 					t.Fatalf("%s: %s[%d] = %g natively, %g in Go", tc.name, what, i, a[i], b[i])
 				}
 			}
+		}
+	}
+}
+
+// TestOptimizerState: State is the live state: copied into another
+// optimizer of the same settings (a range moving elsewhere), the steps
+// there continue bit for bit; nil before Init and on a device.
+func TestOptimizerState(t *testing.T) {
+	const n = 257
+	vec := func(seed int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.Sin(float64(seed*n+i))) * 0.3
+		}
+		return v
+	}
+	type stateful interface {
+		Optimizer
+		State() [][]float32
+	}
+	d, _ := openDevice(t, cuda.MathFloat32)
+	for _, mk := range []func() stateful{
+		func() stateful { return &SGD{LR: 0.05, Momentum: 0.9} },
+		func() stateful { return NewAdam(0.01) },
+	} {
+		a, b := mk(), mk()
+		if a.State() != nil {
+			t.Fatalf("%T: state before Init", a)
+		}
+		a.Init(n)
+		wa := vec(1)
+		for step := 1; step <= 3; step++ {
+			a.Apply(&Update{W: wa, G: vec(step + 1), T: step}, 0, n)
+		}
+		// Move: b takes a copy of a's weights and state.
+		b.Init(n)
+		wb := append([]float32(nil), wa...)
+		for i, s := range a.State() {
+			copy(b.State()[i], s)
+		}
+		for step := 4; step <= 6; step++ {
+			a.Apply(&Update{W: wa, G: vec(step + 1), T: step}, 0, n)
+			b.Apply(&Update{W: wb, G: vec(step + 1), T: step}, 0, n)
+		}
+		for i := range wa {
+			if math.Float32bits(wa[i]) != math.Float32bits(wb[i]) {
+				t.Fatalf("%T: w[%d] = %g after the move, %g without", a, i, wb[i], wa[i])
+			}
+		}
+		if len(a.State()) == 0 || len(a.State()[0]) != n {
+			t.Fatalf("%T: state %d slices", a, len(a.State()))
+		}
+		switch o := b.(type) {
+		case *SGD:
+			o.InitOn(d, n)
+		case *Adam:
+			o.InitOn(d, n)
+		}
+		if b.State() != nil {
+			t.Fatalf("%T: host state of an optimizer on a device", b)
 		}
 	}
 }

@@ -22,6 +22,19 @@
 // it under a launcher, package psmode/psbench (`weft ps bench`) on
 // in-process ranks under stragglers.
 //
+// # Workers on a GPU
+//
+// A worker whose model lives on an nn.Device pushes and pulls through
+// Staging: its Step copies each key's gradient from device memory into
+// pinned host memory and sends it, and copies each pulled key into the
+// parameters in device memory, with two pinned buffers per direction so
+// that the copies of one key overlap the network transfer of the next;
+// a key is sent only after the event recorded behind its copy completes.
+// Job.OnDevice trains the MLP so (nn's device path). The servers, the
+// table and PSLD see the same messages from a device worker as from a CPU
+// worker: the results are the same bits (TestDeviceWorker, with
+// migrations, scale-out, scale-in and a straggler).
+//
 // # Keys, table, versions
 //
 // Tensors (Config.Sizes, float32) are laid end to end and cut into keys of
@@ -43,13 +56,13 @@
 //
 // # Equality with allreduce
 //
-// The servers' update rules are nn's: Optimizer.Apply computes nn.SGD's
-// ("sgd", "momentum") and nn.Adam's ("adam") numbers bit for bit on the
-// gradient g*scale + WeightDecay*w (TestOptimizerIsNN). It is a loop of
-// psmode's own only because a key's optimizer state migrates with the key
-// between servers, and nn's optimizers do not export theirs.
+// The servers' update rules are nn's optimizers: Optimizer.ForKey gives a
+// key nn.SGD ("sgd", "momentum") or nn.Adam ("adam") over its parameters,
+// stepped on the gradient g*scale (+ WeightDecay*w), with T the key's
+// version + 1 (TestOptimizerIsNN). The state (nn's State) migrates with
+// the key between servers.
 //
-// The servers compute w = Optimizer.Apply(w, sum of pushes, 1/W, ...), the
+// The servers compute ForKey(n).Apply(w, sum of pushes, 1/W, ...), the
 // function a worker calls after an allreduce of the same gradients, with
 // the same per-key state. The only difference is the order of the sum:
 // the server adds pushes in arrival order, the allreduce in its own.
@@ -183,5 +196,6 @@
 // be called from several goroutines (one pending Pull per key); Step, Init
 // and Close must not run concurrently with anything else on the Worker.
 // Push's gradient and Pull's destination belong to the operation until its
-// Op completes.
+// Op completes. A Staging's Init and Step count as the Worker's Init and Step;
+// its Step runs the pushes and the pulls on two goroutines of its own.
 package psmode

@@ -2,12 +2,14 @@ package psmode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/ingest/fmnist"
 	"github.com/weft-hpc/weft/nn"
 )
@@ -30,6 +32,12 @@ type Job struct {
 	// Log receives worker 0's step time and loss every 10 steps (nil:
 	// nothing).
 	Log io.Writer
+	// OnDevice trains this worker's model on CUDA device Ordinal (nn's
+	// device path, float32 GEMMs), its gradients pushed from and its
+	// parameters pulled into device memory through Staging; otherwise on
+	// the CPU. The two may differ between ranks; servers ignore them.
+	OnDevice bool
+	Ordinal  int
 }
 
 // JobResult is worker 0's view of a Job.
@@ -40,6 +48,7 @@ type JobResult struct {
 	Loss      float64         // mean training loss of the last 10 steps
 	Accuracy  float64         // test accuracy at the end (the first 2000 test images)
 	FinalKeys []int           // keys per server (active and standby) at the end
+	Devices   []int           // where each worker trained: its CUDA ordinal, -1 for the CPU
 	// Events and Pauses are the PSLD scheduler's record (Record); empty
 	// under static balance.
 	Events []Event
@@ -91,7 +100,7 @@ func mlpSize(hidden int) int { return inDim*hidden + hidden + hidden*10 + 10 }
 // server serves, a worker trains on its share of data's training split (the
 // images whose index modulo Workers is its rank, drawn at random with the
 // seed 7+rank). It returns the result on worker 0 and nil elsewhere.
-// Every rank calls it with the same Job.
+// Every rank calls it with the same Job but for OnDevice and Ordinal.
 func (j *Job) Run(ctx context.Context, c *collective.Comm, data *fmnist.Dataset) (*JobResult, error) {
 	o, err := j.withDefaults()
 	if err != nil {
@@ -109,23 +118,52 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, data *fmnist.Dataset)
 }
 
 // train is one worker's part; o has its defaults.
-func (o *Job) train(ctx context.Context, w *Worker, data *fmnist.Dataset) (*JobResult, error) {
+func (o *Job) train(ctx context.Context, w *Worker, data *fmnist.Dataset) (res *JobResult, err error) {
 	rank := w.Rank()
-	res := &JobResult{Params: o.Params, Keys: len(w.Layout().Keys)}
+	res = &JobResult{Params: o.Params, Keys: len(w.Layout().Keys)}
 	m := nn.MLP(1, inDim, o.Hidden, 10)
 	n := m.NumParams()
 	params, grads := make([]float32, o.Params), make([]float32, o.Params)
 	if rank == 0 {
 		copy(params, m.W)
 	}
-	m.Bind(params[:n], grads[:n])
 	// The padding's gradient is a fixed pattern: servers do the full
 	// model's work, workers do not spend CPU making it up.
 	for i := n; i < len(grads); i++ {
 		grads[i] = float32(i%7-3) * 1e-4
 	}
-	if err := w.Init(ctx, params); err != nil {
-		return nil, err
+	// On a device: the model computes on tensors whose fronts are the
+	// whole vectors', which Staging pushes and pulls.
+	var (
+		d      *nn.Device
+		st     *Staging
+		pt, gt *nn.Tensor
+		xd     *nn.Tensor
+	)
+	if o.OnDevice {
+		if d, err = nn.OpenDevice(o.Ordinal, cuda.MathFloat32); err != nil {
+			return nil, fmt.Errorf("psmode: worker %d: %w", rank, err)
+		}
+		defer func() { err = errors.Join(err, d.Close()) }()
+		if st, err = NewStaging(w, d); err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, st.Close()) }()
+		pt, gt = nn.NewTensorOn(d, o.Params), nn.NewTensorOn(d, o.Params)
+		pt.Write(params)
+		gt.Write(grads)
+		if err := m.BindTensors(pt.Slice(0, n), gt.Slice(0, n)); err != nil {
+			return nil, err
+		}
+		xd = nn.NewTensorOn(d, o.Batch, inDim)
+		if err := st.Init(ctx, pt); err != nil {
+			return nil, err
+		}
+	} else {
+		m.Bind(params[:n], grads[:n])
+		if err := w.Init(ctx, params); err != nil {
+			return nil, err
+		}
 	}
 	// This worker's shard of the training images.
 	var mine []int
@@ -155,10 +193,20 @@ func (o *Job) train(ctx context.Context, w *Worker, data *fmnist.Dataset) (*JobR
 			idx[b] = mine[rng.Intn(len(mine))]
 		}
 		y = images.Batch(idx, &x, y)
-		l, _ := loss.Loss(m.Forward(&x, true, nil), y)
+		in := &x
+		if d != nil {
+			xd.Write(x.Data)
+			in = xd
+		}
+		l, _ := loss.Loss(m.Forward(in, true, nil), y)
 		m.Backward(loss.Grad(), nil)
 		losses = append(losses, float64(l))
-		if err := w.Step(ctx, grads, params); err != nil {
+		if d != nil {
+			err = st.Step(ctx, gt, pt)
+		} else {
+			err = w.Step(ctx, grads, params)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if rank == 0 {
@@ -170,8 +218,19 @@ func (o *Job) train(ctx context.Context, w *Worker, data *fmnist.Dataset) (*JobR
 			}
 		}
 	}
+	// Where each worker trained, for worker 0's report.
+	at, ords := []int64{-1}, make([]int64, o.Workers)
+	if d != nil {
+		at[0] = int64(d.Ordinal())
+	}
+	if err := w.Comm().AllGather(ctx, collective.Buf(at), collective.Buf(ords)); err != nil {
+		return nil, fmt.Errorf("psmode: worker %d: gathering the workers' devices: %w", rank, err)
+	}
 	if rank != 0 {
 		return nil, nil
+	}
+	for _, v := range ords {
+		res.Devices = append(res.Devices, int(v))
 	}
 	tail := losses[max(0, len(losses)-10):]
 	for _, l := range tail {

@@ -3,9 +3,11 @@ package psmode
 import (
 	"fmt"
 	"math"
+
+	"github.com/weft-hpc/weft/nn"
 )
 
-// Optimizer is the server-side update rule applied to each key once its
+// Optimizer is the server-side update rule, nn's optimizers, applied to each key once its
 // gradient is complete (the mean over workers in synchronous mode, one
 // worker's gradient divided by the number of workers in asynchronous mode).
 // The zero value is plain SGD with learning rate 0.01.
@@ -53,64 +55,63 @@ func (o Optimizer) withDefaults() (Optimizer, error) {
 	return o, fmt.Errorf("psmode: optimizer %q: want sgd, momentum or adam", o.Kind)
 }
 
-// StateSlots is the number of state arrays of the key's length the
-// optimizer keeps (moved with the key on migration).
-func (o Optimizer) StateSlots() int {
-	switch o.Kind {
-	case "momentum":
-		return 1
-	case "adam":
-		return 2
-	}
-	return 0
-}
-
-// Apply updates w in place with gradient g*scale; state holds StateSlots()
-// arrays of len(w) (zero at first) and t is the number of earlier updates of
-// this key. Workers that reduce with allreduce call the same function, so
-// both paths compute the same numbers.
-//
-// The arithmetic is nn's, bit for bit (TestOptimizerIsNN): "sgd" and
-// "momentum" are nn.SGD (Momentum 0 and Momentum), "adam" is nn.Adam with
-// T = t+1, each given the gradient g*scale + WeightDecay*w. psmode keeps
-// its own loop because a key's optimizer state moves between servers with
-// the key (migration), and nn's optimizers keep their state unexported;
-// the gradient scale and the weight decay are psmode's additions.
-func (o Optimizer) Apply(w, g []float32, scale float32, state [][]float32, t int64) {
-	if len(g) != len(w) {
-		panic(fmt.Sprintf("psmode: optimizer: %d weights, %d gradients", len(w), len(g)))
-	}
-	lr, wd := o.LR, o.WeightDecay
+// ForKey returns the optimizer of one key of n parameters: nn's (nn.SGD
+// for "sgd" with Momentum 0 and "momentum", nn.Adam for "adam") with its
+// state zeroed. Workers that reduce with allreduce use it too, so both
+// paths compute the same numbers.
+func (o Optimizer) ForKey(n int) *KeyOptimizer {
+	var opt keyOpt
 	switch o.Kind {
 	case "sgd", "":
-		for i := range w {
-			w[i] -= lr * (g[i]*scale + wd*w[i])
-		}
+		opt = &nn.SGD{LR: o.LR}
 	case "momentum":
-		v := state[0][:len(w)]
-		mu := o.Momentum
-		for i := range w {
-			gi := g[i]*scale + wd*w[i]
-			vi := mu*v[i] + gi
-			v[i] = vi
-			w[i] -= lr * vi
-		}
+		opt = &nn.SGD{LR: o.LR, Momentum: o.Momentum}
 	case "adam":
-		m, v := state[0][:len(w)], state[1][:len(w)]
-		b1, b2, eps := o.Beta1, o.Beta2, o.Eps
-		// nn.Adam's bias correction: in float64, the step's learning
-		// rate and 1/sqrt(1-beta2^T) rounded to float32 once.
-		bc1 := 1 - math.Pow(float64(b1), float64(t+1))
-		bc2 := 1 - math.Pow(float64(b2), float64(t+1))
-		step, rs := float32(float64(lr)/bc1), float32(1/math.Sqrt(bc2))
-		for i := range w {
-			gi := g[i]*scale + wd*w[i]
-			mi := b1*m[i] + (1-b1)*gi
-			vi := b2*v[i] + (1-b2)*gi*gi
-			m[i], v[i] = mi, vi
-			w[i] -= step * mi / (float32(math.Sqrt(float64(vi)))*rs + eps)
-		}
+		opt = &nn.Adam{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
 	default:
 		panic("psmode: unknown optimizer " + o.Kind)
 	}
+	opt.Init(n)
+	return &KeyOptimizer{opt: opt, wd: o.WeightDecay, n: n}
 }
+
+// keyOpt is an nn optimizer whose state the servers move with the key.
+type keyOpt interface {
+	nn.Optimizer
+	State() [][]float32
+}
+
+// KeyOptimizer is Optimizer on one key: nn's optimizer over the key's
+// parameters and its state, which migrates with the key.
+type KeyOptimizer struct {
+	opt keyOpt
+	wd  float32
+	n   int
+}
+
+// Apply updates w (the key's n parameters) in place with the gradient
+// g*scale (+ WeightDecay*w when WeightDecay is not 0), which it leaves in g; t is the number of earlier
+// updates of the key (Adam's bias correction). The step is nn's optimizer's
+// Apply: the scale and the weight decay are psmode's only additions
+// (TestOptimizerIsNN).
+func (k *KeyOptimizer) Apply(w, g []float32, scale float32, t int64) {
+	if len(w) != k.n || len(g) != k.n {
+		panic(fmt.Sprintf("psmode: optimizer of %d parameters: %d weights, %d gradients", k.n, len(w), len(g)))
+	}
+	g = g[:len(w)]
+	if wd := k.wd; wd != 0 {
+		for i := range w {
+			g[i] = g[i]*scale + wd*w[i]
+		}
+	} else if scale != 1 {
+		for i := range g {
+			g[i] *= scale
+		}
+	}
+	k.opt.Apply(&nn.Update{W: w, G: g, T: int(t) + 1}, 0, k.n)
+}
+
+// State is the optimizer's state, arrays of the key's length that a
+// migration moves with the key (nn's State: the momentum for "sgd" and
+// "momentum", the two moments for "adam"). Writing them sets the state.
+func (k *KeyOptimizer) State() [][]float32 { return k.opt.State() }

@@ -9,8 +9,10 @@ import (
 )
 
 // TestOptimizerIsNN: the servers' update is nn's optimizer's, bit for bit,
-// given the gradient g*scale + WeightDecay*w: "sgd" and "momentum" are
-// nn.SGD, "adam" nn.Adam with T = t+1.
+// given the gradient g*scale (+ WeightDecay*w): "sgd" and "momentum" are
+// nn.SGD, "adam" nn.Adam with T = t+1. A key's optimizer moved half way
+// (its state copied into a new one, as a migration does) goes on with the
+// same bits.
 func TestOptimizerIsNN(t *testing.T) {
 	const n, steps = 1000, 8
 	for _, o := range []Optimizer{
@@ -38,18 +40,28 @@ func TestOptimizerIsNN(t *testing.T) {
 			w[i] = rng.Float32()*2 - 1
 		}
 		wref := append([]float32(nil), w...)
-		var state [][]float32
-		for range o.StateSlots() {
-			state = append(state, make([]float32, n))
-		}
+		ko := o.ForKey(n)
 		g, gref := make([]float32, n), make([]float32, n)
 		const scale = float32(1) / 3
 		for s := int64(0); s < steps; s++ {
+			if s == steps/2 {
+				moved := o.ForKey(n)
+				if len(moved.State()) != len(ko.State()) {
+					t.Fatalf("%+v: %d state arrays, a new key's optimizer %d", o, len(ko.State()), len(moved.State()))
+				}
+				for i, st := range ko.State() {
+					copy(moved.State()[i], st)
+				}
+				ko = moved
+			}
 			for i := range g {
 				g[i] = float32(rng.NormFloat64())
-				gref[i] = g[i]*scale + o.WeightDecay*wref[i]
+				gref[i] = g[i] * scale
+				if o.WeightDecay != 0 {
+					gref[i] = g[i]*scale + o.WeightDecay*wref[i]
+				}
 			}
-			o.Apply(w, g, scale, state, s)
+			ko.Apply(w, g, scale, s)
 			ref.Apply(&nn.Update{W: wref, G: gref, T: int(s) + 1}, 0, n)
 			for i := range w {
 				if math.Float32bits(w[i]) != math.Float32bits(wref[i]) {

@@ -12,6 +12,9 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/ranks"
+	"github.com/weft-hpc/weft/cuda"
+	"github.com/weft-hpc/weft/cuda/cudatest"
+	"github.com/weft-hpc/weft/nn"
 )
 
 // runLocal runs a job of in-process ranks under package ranks' harness
@@ -187,11 +190,9 @@ func TestAllReduceEquality(t *testing.T) {
 						w, g := make([]float32, n), make([]float32, n)
 						initParams(w)
 						layout := NewLayout([]int{n}, 4*128)
-						state := make([][][]float32, len(layout.Keys))
+						opts := make([]*KeyOptimizer, len(layout.Keys))
 						for k, key := range layout.Keys {
-							for range o.StateSlots() {
-								state[k] = append(state[k], make([]float32, key.Len))
-							}
+							opts[k] = o.ForKey(key.Len)
 						}
 						for s := int64(0); s < steps; s++ {
 							gradOf(g, w, r)
@@ -200,7 +201,7 @@ func TestAllReduceEquality(t *testing.T) {
 								return
 							}
 							for k, key := range layout.Keys {
-								o.Apply(w[key.Off:key.Off+key.Len], g[key.Off:key.Off+key.Len], 1/float32(workers), state[k], s)
+								opts[k].Apply(w[key.Off:key.Off+key.Len], g[key.Off:key.Off+key.Len], 1/float32(workers), s)
 							}
 						}
 						ref[r] = w
@@ -337,11 +338,15 @@ func TestIdleServers(t *testing.T) {
 // returns an error naming it, well within the timeout.
 func TestServerCrash(t *testing.T) {
 	for _, how := range []string{"abort", "close"} {
-		t.Run(how, func(t *testing.T) { testServerCrash(t, how) })
+		t.Run(how, func(t *testing.T) { testServerCrash(t, how, false) })
 	}
+	// Workers on a device (the fake here) fail the same way from a
+	// staged step.
+	cudatest.Devices(t, 1)
+	t.Run("close-device", func(t *testing.T) { testServerCrash(t, "close", true) })
 }
 
-func testServerCrash(t *testing.T, how string) {
+func testServerCrash(t *testing.T, how string, onDevice bool) {
 	cfg := Config{Workers: 2, Servers: 2, Sizes: []int{1000}, PartitionBytes: 400, Slowdown: []Slowdown{}}
 	n := 4
 	comms, err := collective.NewLocal(n, collective.WithTimeout(5*time.Second))
@@ -363,6 +368,24 @@ func testServerCrash(t *testing.T, how string) {
 				if err := w.Init(ctx, p); err != nil {
 					return err
 				}
+				step := w.Step
+				if onDevice {
+					d, err := nn.OpenDevice(0, cuda.MathFloat32)
+					if err != nil {
+						return err
+					}
+					defer d.Close()
+					st, err := NewStaging(w, d)
+					if err != nil {
+						return err
+					}
+					defer st.Close()
+					pt, gt := nn.NewTensorOn(d, 1000), nn.NewTensorOn(d, 1000)
+					step = func(ctx context.Context, g, p []float32) error {
+						gt.Write(g)
+						return st.Step(ctx, gt, pt)
+					}
+				}
 				for s := int64(0); ; s++ {
 					if s == 5 {
 						once.Do(func() {
@@ -375,7 +398,7 @@ func testServerCrash(t *testing.T, how string) {
 						})
 					}
 					grad(g, w.c.Rank(), s)
-					if err := w.Step(ctx, g, p); err != nil {
+					if err := step(ctx, g, p); err != nil {
 						return err
 					}
 				}

@@ -44,9 +44,9 @@ func (s *server) post(e *event) {
 
 type shard struct {
 	w, acc  []float32
-	state   [][]float32
-	count   int   // pushes aggregated for the current step (sync)
-	version int64 // updates applied
+	opt     *KeyOptimizer // nn's optimizer and its state
+	count   int           // pushes aggregated for the current step (sync)
+	version int64         // updates applied
 	waiting []*event
 }
 
@@ -250,10 +250,7 @@ func (s *server) handle(e *event) error {
 		if len(e.data) != n {
 			return fmt.Errorf("init of key %d with %d elements, want %d", k, len(e.data), n)
 		}
-		sh := &shard{w: e.data, acc: s.pool.get(n)}
-		for range s.opt.StateSlots() {
-			sh.state = append(sh.state, make([]float32, n))
-		}
+		sh := &shard{w: e.data, acc: s.pool.get(n), opt: s.opt.ForKey(n)}
 		s.shards[k] = sh
 		return s.replay(k)
 	case opMigrateIn:
@@ -293,7 +290,7 @@ func (s *server) push(k int, sh *shard, e *event) error {
 	s.lastStep = e.h[hStep]
 	W := s.cfg.Workers
 	if s.cfg.Async {
-		s.opt.Apply(sh.w, e.data, 1/float32(W), sh.state, sh.version)
+		sh.opt.Apply(sh.w, e.data, 1/float32(W), sh.version)
 		sh.version++
 	} else {
 		if e.h[hStep] != sh.version {
@@ -309,7 +306,7 @@ func (s *server) push(k int, sh *shard, e *event) error {
 		}
 		sh.count++
 		if sh.count == W {
-			s.opt.Apply(sh.w, sh.acc, 1/float32(W), sh.state, sh.version)
+			sh.opt.Apply(sh.w, sh.acc, 1/float32(W), sh.version)
 			sh.version++
 			sh.count = 0
 		}
@@ -396,7 +393,7 @@ func (s *server) migrateOut(k int, sh *shard, to int) error {
 	delete(s.shards, k)
 	h := &header{hKey: int64(k), hVersion: sh.version, hN: int64(len(sh.w))}
 	rs := []*collective.Request{s.c.ISend(h.buf(), to, tagMigHdr(k)), s.c.ISend(collective.Buf(sh.w), to, tagMigData(k))}
-	for _, st := range sh.state {
+	for _, st := range sh.opt.State() {
 		rs = append(rs, s.c.ISend(collective.Buf(st), to, tagMigData(k)))
 	}
 	s.sends.Add(1)
@@ -410,9 +407,6 @@ func (s *server) migrateOut(k int, sh *shard, to int) error {
 		}
 		s.pool.put(sh.w)
 		s.pool.put(sh.acc)
-		for _, st := range sh.state {
-			s.pool.put(st)
-		}
 	}()
 	return nil
 }
@@ -427,18 +421,16 @@ func (s *server) migrateIn(k, from int, begun time.Time) {
 		return
 	}
 	n := int(h[hN])
-	sh := &shard{w: s.pool.get(n), acc: s.pool.get(n), version: h[hVersion]}
+	sh := &shard{w: s.pool.get(n), acc: s.pool.get(n), opt: s.opt.ForKey(n), version: h[hVersion]}
 	if _, err := s.c.Recv(ctx, collective.Buf(sh.w), from, tagMigData(k)); err != nil {
 		fail(err)
 		return
 	}
-	for range s.opt.StateSlots() {
-		st := s.pool.get(n)
+	for _, st := range sh.opt.State() {
 		if _, err := s.c.Recv(ctx, collective.Buf(st), from, tagMigData(k)); err != nil {
 			fail(err)
 			return
 		}
-		sh.state = append(sh.state, st)
 	}
 	s.post(&event{kind: evInstalled, h: header{hKey: int64(k)}, sh: sh, begun: begun})
 }

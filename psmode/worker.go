@@ -321,6 +321,12 @@ func (w *Worker) Step(ctx context.Context, grads, params []float32) error {
 	if err := waitAll(ctx, ops); err != nil {
 		return err
 	}
+	return w.endStep(ctx)
+}
+
+// endStep counts a step whose pushes and pulls are done and, under PSLD,
+// runs the step boundary.
+func (w *Worker) endStep(ctx context.Context) error {
 	w.step++
 	if w.cfg.Balance == "psld" {
 		return w.boundary(ctx)

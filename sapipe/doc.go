@@ -106,12 +106,51 @@
 // layers pay nothing for prediction. Stats.Update measures the
 // passes.
 //
+// # On a device
+//
+// A model placed on a CUDA device (nn's Sequential.To; Job.Device) trains
+// there: the live and real weights, delay compensation's copy, the
+// double-buffered local and reduced gradients and the optimizer's state
+// (nn's SGD and Adam, InitOn) are device tensors, and every kernel of a
+// step (forward, backward, the updates with the compensation and the
+// prediction fused in: nn's weft_sgd and weft_adam, the copies) queues on
+// the nn.Device's stream in the order the host path runs them. BSP,
+// PipeSGD and SAPipe run the same device way.
+//
+// A bucket's reduction is ordered by a CUDA event: when backward has
+// queued the bucket's gradients, the trainer records the bucket's event
+// on the stream, and a goroutine waits for it (the gradients are then in
+// device memory, as collective.DeviceBuf requires at issue), then for the
+// reduction before it to be issued (every rank issues in the same order),
+// and issues an IAllReduce (Avg) on the device buffers. The communicator
+// runs it off the compute stream: through NCCL on a stream of its own
+// when each rank has its own GPU, else staged through pinned host memory
+// on copy streams of its own. The update that consumes the reduced
+// gradients is queued once the reduction has completed (its result is
+// then visible to every stream). Step returns once its reductions are
+// issued, that is once the device has run the step's backward, so that a
+// collective the caller issues next comes after them on every rank; step
+// t's reductions then run while step t+1 computes. Collectives of the
+// package's front end order device calls on the host (the input complete
+// at issue, the result at completion), so the producing side is an event
+// and the consuming side the request's completion.
+//
+// The device computes what the CPU computes but for the GEMMs' summation
+// order (cuBLAS's, or the host-memory fake's), so a run on a device
+// follows the CPU's within float32 rounding (the tests state the
+// bounds), and every rank's real weights are the same bits. On a device
+// the statistics are the host's: Update is the time to queue the update
+// kernels (their run time is part of Compute), and Exposed the time the
+// host waited for a reduction, while the device may still have been
+// running kernels queued before. Real reads the real weights back. Close
+// frees what the trainer placed on the device.
+//
 // # Jobs
 //
 // Job is the epoch loop around a Trainer that `weft train mlp|cnn` and
 // `weft bench sapipe` run on every rank: it builds nn's Fashion-MNIST MLP
 // (784-256-256-10) or CNN and nn's SGD or Adam from names, trains
-// Job.Epochs epochs of Trainer.Epoch (Shard's samples, at most
+// Job.Epochs epochs of Trainer.Epoch (on Job.Device when set) (Shard's samples, at most
 // Job.MaxSteps steps each), evaluates the test accuracy on rank 0 after
 // each epoch while the other ranks wait in a barrier, flushes, and returns
 // the Result: the statistics of the steps after Job.Skip, the accuracy
@@ -133,7 +172,8 @@
 //
 // A Trainer, and a Job's Run, is driven by one goroutine per rank. Its reductions run on the
 // communicator's goroutines and on one waiting goroutine per bucket and
-// step. The context given to Step bounds the waits; when it ends the
+// step (on a device, it first waits for the bucket's event and issues
+// the reduction). The context given to Step bounds the waits; when it ends the
 // communicator is aborted, since a reduction in flight owns the gradient
 // buffers and cannot be withdrawn from the peers.
 package sapipe

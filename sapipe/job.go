@@ -12,9 +12,9 @@ import (
 // Job is a data-parallel training run of one of nn's Fashion-MNIST models
 // with a Trainer: the epoch loop of `weft train mlp|cnn` and `weft bench
 // sapipe`, beside gnn/train's Job for graphs. Every rank calls Run with the
-// same Job on its communicator; the ranks may be processes under a
-// launcher or goroutines of one process (package collective/ranks runs
-// either).
+// same Job on its communicator, but for Device; the ranks may be processes
+// under a launcher or goroutines of one process (package collective/ranks
+// runs either).
 type Job struct {
 	// Model is "mlp" (nn.MLP 784-256-256-10) or "cnn" (nn.CNN with dropout
 	// 0.25), both initialised from Seed.
@@ -36,6 +36,11 @@ type Job struct {
 	// Eval measures the test accuracy on rank 0 after every epoch (the
 	// other ranks wait in a barrier) and after the final Flush.
 	Eval bool
+	// Device, if not nil, is the device this rank trains on: the model and
+	// the optimizer's state live there, and the gradients are reduced from
+	// device memory (see the package documentation). Each rank passes its
+	// own; nil trains on the CPU. The caller opens and closes it.
+	Device *nn.Device
 }
 
 // Setup is what Report.Start is told before the first step.
@@ -43,6 +48,8 @@ type Setup struct {
 	Ranks   int
 	Config  Config // the trainer's, defaults filled in
 	Buckets string // Trainer.Buckets
+	// Device is rank 0's CUDA ordinal (Job.Device), -1 on the CPU.
+	Device int
 }
 
 // Epoch is one epoch of a Job, as Report.Epoch is told it.
@@ -81,6 +88,9 @@ type Result struct {
 	Curve []Point // rank 0 with Eval: after each epoch
 	Final float64 // rank 0 with Eval: test accuracy after the final Flush
 	Bytes int     // bytes of the model's parameters
+	// Device is the CUDA ordinal this rank trained on (Job.Device), -1
+	// on the CPU.
+	Device int
 }
 
 // Check reports an unknown model or optimizer name.
@@ -126,17 +136,38 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, train, test *nn.Datas
 	if err != nil {
 		return nil, err
 	}
+	dev := -1
+	if j.Device != nil {
+		if err := m.To(j.Device); err != nil {
+			return nil, fmt.Errorf("sapipe: rank %d: %w", c.Rank(), err)
+		}
+		defer m.Bind(m.W, m.G) // frees the vectors To placed on the device
+		dev = j.Device.Ordinal()
+	}
 	tr, err := New(ctx, c, m, opt, j.Config)
 	if err != nil {
 		return nil, err
 	}
+	res, err := j.run(ctx, c, tr, shape, dev, train, test, rep)
+	if cerr := tr.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("sapipe: rank %d: %w", c.Rank(), cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Bytes, res.Device = 4*m.NumParams(), dev
+	return res, nil
+}
+
+// run is Run's epoch loop on tr.
+func (j *Job) run(ctx context.Context, c *collective.Comm, tr *Trainer, shape []int, dev int, train, test *nn.Dataset, rep Report) (*Result, error) {
 	rank := c.Rank()
 	if rank != 0 {
 		rep = Report{}
 	}
-	res := &Result{Bytes: 4 * m.NumParams()}
+	res := &Result{}
 	if rep.Start != nil {
-		rep.Start(Setup{Ranks: c.Size(), Config: tr.Config(), Buckets: tr.Buckets()})
+		rep.Start(Setup{Ranks: c.Size(), Config: tr.Config(), Buckets: tr.Buckets(), Device: dev})
 	}
 	var wall time.Duration
 	steps := 0

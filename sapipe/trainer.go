@@ -165,7 +165,8 @@ type flight struct {
 	apply  int  // the step at whose start (stale) or during whose forward (fresh) it is applied; BSP: its own step's end
 	stale  bool // applied at a step's start, compensated and predicted
 	issued time.Time
-	prev   *flight // the flight issued before it on the communicator
+	prev   *flight       // the flight issued before it on the communicator
+	queued chan struct{} // on a device: closed once it is issued (or never will be)
 	done   chan struct{}
 	end    time.Time
 	err    error
@@ -211,11 +212,21 @@ type Trainer struct {
 	err  error
 	ce   nn.SoftmaxCrossEntropy
 	ctx  context.Context
+
+	dev *onDevice // the vectors on a device; nil on the host
+	// onBackward, if not nil, is called as afterLayer begins (tests delay
+	// the device's stream there).
+	onBackward func(layer int)
 }
 
 // New makes a trainer for model on comm: it broadcasts rank 0's
 // parameters so every replica starts the same, and sizes opt for the
 // model. Every rank must call it with the same model structure and Config.
+//
+// A model placed on a device (Sequential.To) trains there: opt (nn's SGD
+// or Adam) keeps its state on the model's device, and the gradients are
+// reduced from device memory; see the package documentation. Close
+// releases what the trainer placed on the device.
 func New(ctx context.Context, comm *collective.Comm, model *nn.Sequential, opt nn.Optimizer, cfg Config) (*Trainer, error) {
 	if cfg.BucketBytes <= 0 {
 		cfg.BucketBytes = 256 << 10
@@ -234,6 +245,14 @@ func New(ctx context.Context, comm *collective.Comm, model *nn.Sequential, opt n
 	}
 	n := model.NumParams()
 	t := &Trainer{comm: comm, model: model, opt: opt, cfg: cfg, live: model.W}
+	t.plan()
+	if d := model.Device(); d != nil {
+		if err := t.newOnDevice(ctx, d); err != nil {
+			t.Close()
+			return nil, err
+		}
+		return t, nil
+	}
 	if err := comm.Broadcast(ctx, collective.Buf(model.W), 0); err != nil {
 		return nil, fmt.Errorf("sapipe: broadcasting the initial parameters: %w", err)
 	}
@@ -249,7 +268,6 @@ func New(ctx context.Context, comm *collective.Comm, model *nn.Sequential, opt n
 		t.gloc[i] = make([]float32, n)
 		t.gred[i] = make([]float32, n)
 	}
-	t.plan()
 	return t, nil
 }
 
@@ -319,8 +337,13 @@ func (t *Trainer) StepNum() int { return t.step }
 // Real returns the true parameters (identical on every rank). With weight
 // prediction they differ from the model's W, which holds the predicted
 // weights the next step computes with. The slice belongs to the trainer;
-// it is brought up to date by each call and must not be written.
+// it is brought up to date by each call and must not be written. On a
+// device it is a copy read back (after the queued work); nil when the
+// device failed, which the next Step or Flush reports.
 func (t *Trainer) Real() []float32 {
+	if t.dev != nil {
+		return t.realOnDevice()
+	}
 	if t.cfg.Predict {
 		// The fresh buckets' real weights are their live ones (realOf).
 		for _, b := range t.buckets {
@@ -358,7 +381,15 @@ func (t *Trainer) Step(ctx context.Context, x *nn.Tensor, labels []int32) (Stats
 	t.ctx = ctx
 	t.cur = Stats{Steps: 1, Samples: x.Batch()}
 	s := t.step
-	t.model.Bind(t.live, t.gloc[s%2])
+	if t.dev != nil {
+		x = t.dev.input(x)
+		if err := t.model.BindTensors(t.dev.live, t.dev.gloc[s%2]); err != nil {
+			t.err = fmt.Errorf("sapipe: step %d: %w", s, err)
+			return Stats{}, t.err
+		}
+	} else {
+		t.model.Bind(t.live, t.gloc[s%2])
+	}
 
 	// The stale buckets' updates due at this step's start.
 	for _, b := range t.buckets {
@@ -370,6 +401,9 @@ func (t *Trainer) Step(ctx context.Context, x *nn.Tensor, labels []int32) (Stats
 	loss, correct := t.ce.Loss(out, labels)
 	t.cur.Loss, t.cur.Correct = float64(loss), correct
 	t.model.Backward(t.ce.Grad(), t.afterLayer)
+	if t.dev != nil {
+		t.awaitIssued()
+	}
 	if s < t.cfg.Warmup || t.cfg.Mode == BSP {
 		for _, b := range t.buckets {
 			for len(b.pending) > 0 {
@@ -378,6 +412,11 @@ func (t *Trainer) Step(ctx context.Context, x *nn.Tensor, labels []int32) (Stats
 		}
 	}
 	t.step++
+	if t.dev != nil && t.err == nil {
+		if err := t.dev.err(); err != nil {
+			t.err = fmt.Errorf("sapipe: step %d: %w", s, err)
+		}
+	}
 	t.cur.Wall = time.Since(start)
 	t.cur.Compute = t.cur.Wall - t.cur.Exposed
 	if t.err != nil {
@@ -404,6 +443,9 @@ func (t *Trainer) beforeLayer(i int) {
 // afterLayer starts the reduction of the bucket whose first layer's
 // gradients backward has just finished.
 func (t *Trainer) afterLayer(i int) {
+	if t.onBackward != nil {
+		t.onBackward(i)
+	}
 	bi := t.layerBucket[i]
 	if bi < 0 || t.buckets[bi].first != i || t.err != nil {
 		return
@@ -417,6 +459,12 @@ func (t *Trainer) afterLayer(i int) {
 		f.apply = s
 	}
 	p := s % 2
+	t.last = f
+	b.pending = append(b.pending, f)
+	if t.dev != nil {
+		t.issueOnDevice(f, bi, p)
+		return
+	}
 	f.issued = time.Now()
 	req := t.comm.IAllReduce(collective.Buf(t.gloc[p][b.lo:b.hi]), collective.Buf(t.gred[p][b.lo:b.hi]), collective.Avg)
 	go func() {
@@ -426,8 +474,6 @@ func (t *Trainer) afterLayer(i int) {
 		f.end = time.Now()
 		close(f.done)
 	}()
-	t.last = f
-	b.pending = append(b.pending, f)
 }
 
 // wait blocks until f is complete, counting the blocked time as exposed
@@ -470,6 +516,9 @@ func (t *Trainer) applyStale(b *bucket, s int) {
 		return
 	}
 	w := time.Now()
+	if t.dev != nil && t.dev.stale != nil {
+		t.dev.copy(t.dev.stale, t.dev.real, b.lo, b.hi)
+	}
 	if t.stale != nil {
 		copy(t.stale[b.lo:b.hi], t.real[b.lo:b.hi])
 	}
@@ -493,37 +542,51 @@ func (t *Trainer) apply(b *bucket, f *flight, compensated bool) {
 	}
 	w := time.Now()
 	b.applied++
-	u := &t.upd
-	*u = nn.Update{W: t.realOf(b), G: t.gred[f.step%2], T: b.applied}
 	predict := t.cfg.Predict && compensated
-	if compensated && t.cfg.Compensate {
-		// With a copy of the previous weights (t.stale) the gap needs
-		// nothing more: the copy made dw zero. Without one, the
-		// optimizer's state says what its last step was, which after a
-		// gap is not the last update: skip the compensation once.
-		u.Stale = t.stale
-		if t.stale != nil || !b.gap {
-			u.Lambda, u.Adaptive = t.cfg.Lambda, t.cfg.Adaptive
+	compensate := compensated && t.cfg.Compensate
+	u := &t.upd
+	if t.dev != nil {
+		t.updateOnDevice(u, b, f, compensate, predict)
+	} else {
+		*u = nn.Update{W: t.realOf(b), G: t.gred[f.step%2], T: b.applied}
+		if compensate {
+			// With a copy of the previous weights (t.stale) the gap needs
+			// nothing more: the copy made dw zero. Without one, the
+			// optimizer's state says what its last step was, which after a
+			// gap is not the last update: skip the compensation once.
+			u.Stale = t.stale
+			if t.stale != nil || !b.gap {
+				u.Lambda, u.Adaptive = t.cfg.Lambda, t.cfg.Adaptive
+			}
+		}
+		if predict {
+			u.Live = t.live
+			switch t.cfg.Estimator {
+			case PrevSync:
+				u.Estimate = u.G
+			default:
+				// The local gradient of the step after f's, still being reduced.
+				u.Estimate = t.gloc[(f.step+1)%2]
+			}
 		}
 	}
 	if compensated {
 		b.gap = false
 	}
-	if predict {
-		u.Live = t.live
-		switch t.cfg.Estimator {
-		case PrevSync:
-			u.Estimate = u.G
-		default:
-			// The local gradient of the step after f's, still being reduced.
-			u.Estimate = t.gloc[(f.step+1)%2]
-		}
-	}
 	t.opt.Apply(u, b.lo, b.hi)
 	if t.cfg.Predict && !predict && b.stale {
-		copy(t.live[b.lo:b.hi], t.real[b.lo:b.hi])
+		t.liveFromReal(b)
 	}
 	t.cur.Update += time.Since(w)
+}
+
+// liveFromReal sets stale bucket b's live weights to its real ones.
+func (t *Trainer) liveFromReal(b *bucket) {
+	if t.dev != nil {
+		t.dev.copy(t.dev.live, t.dev.real, b.lo, b.hi)
+		return
+	}
+	copy(t.live[b.lo:b.hi], t.real[b.lo:b.hi])
 }
 
 // Flush waits for every reduction in flight and applies it, so that the
@@ -549,8 +612,13 @@ func (t *Trainer) Flush(ctx context.Context) error {
 	if t.cfg.Predict {
 		for _, b := range t.buckets {
 			if b.stale {
-				copy(t.live[b.lo:b.hi], t.real[b.lo:b.hi])
+				t.liveFromReal(b)
 			}
+		}
+	}
+	if t.dev != nil && t.err == nil {
+		if err := t.dev.err(); err != nil {
+			t.err = fmt.Errorf("sapipe: flush: %w", err)
 		}
 	}
 	return t.err
@@ -560,6 +628,18 @@ func (t *Trainer) Flush(ctx context.Context) error {
 // batches of batch samples of the given shape, without flushing: gradients
 // still in flight are not in them. It must not run during a Step.
 func (t *Trainer) Evaluate(data *nn.Dataset, batch int, shape ...int) float64 {
+	if v := t.dev; v != nil {
+		t.gatherReal()
+		g := v.gloc[t.step%2]
+		if err := t.model.BindTensors(v.real, g); err != nil {
+			return 0
+		}
+		acc := nn.Evaluate(t.model, data, batch, shape...)
+		if err := t.model.BindTensors(v.live, g); err != nil && t.err == nil {
+			t.err = fmt.Errorf("sapipe: %w", err)
+		}
+		return acc
+	}
 	t.model.Bind(t.Real(), t.gloc[t.step%2])
 	acc := nn.Evaluate(t.model, data, batch, shape...)
 	t.model.Bind(t.live, t.gloc[t.step%2])

@@ -389,7 +389,7 @@ onejob() {
     ;;
   mlp)
     args=(train mlp --data "$mnist" --mode "$mode" --epochs 1 --limit "${MLP_LIMIT:-20000}" --every 0)
-    parse='/^epoch/ { for (i = 2; i <= NF; i++) if ($i == "samples/s") v = $(i - 1) } END { print v }'
+    parse='/^epoch/ { for (i = 2; i <= NF; i++) if ($i ~ /^samples\/s,?$/) v = $(i - 1) } END { print v }'
     ;;
   esac
   bg mpirun_in0 "$l" "${wx[@]}" "${weftenv[@]}" "$weft" "${args[@]}" >"$tmp/out" 2>&1 || rc=$?

@@ -16,6 +16,7 @@ packages=(
   libmetis-dev                 # partition's METIS baseline (cgo)
   libopenblas-dev              # nn's sgemm (cgo)
   time                         # GNU time: peak memory in scripts/bench-convert.sh
+  clang-14                     # cuda's TestKernelsCompileToPTX: every CUDA kernel compiled to PTX without the CUDA toolkit
   pkg-config gcc make
 )
 

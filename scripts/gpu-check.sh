@@ -2,9 +2,11 @@
 # gpu-check.sh: Weft's GPU validation, run on a machine with an NVIDIA GPU
 # and no Go toolchain. `make gpu-check` builds what it runs into bin/gpu
 # (test binaries, weft, the shared libraries they link in lib/) and packs
-# bin/gpu.tar.gz; on the GPU machine:
+# bin/gpu.tar.xz; on the GPU machine:
 #
-#   tar xzf bin/gpu.tar.gz -C /tmp && /tmp/gpu/gpu-check.sh
+#   tar xJf bin/gpu.tar.xz -C /tmp && /tmp/gpu/gpu-check.sh
+#
+# (where tar lacks xz: python3 -m tarfile -e gpu.tar.xz /tmp)
 #
 # It finds NCCL, the CUDA runtime, NVRTC and cuBLAS in NVIDIA's Python
 # wheels (nvidia-nccl-cu13, nvidia-cuda-runtime, ...) through python3 and
@@ -14,7 +16,7 @@
 #   2. cuda.test                 device layer: memory, streams, events,
 #                                pinned copies, GEMM in each math, the
 #                                built-in kernels bit for bit
-#   3. nn.test, gnn_model.test   the training kernels bit for bit (nn:
+#   3. nn, gnn_model, gnn_spgnn  the training kernels bit for bit (nn:
 #                                layers, optimizers, MLP and CNN trained on
 #                                the device against the CPU, TF32/BF16 cost)
 #   4. gpu.test                  topology and local-rank mapping
@@ -27,7 +29,23 @@
 #   8. weft bench kernels        the kernels' bandwidth beside the
 #                                device-to-device copy and PyTorch's (when
 #                                python3 has torch: scripts/peers/torch_kernels.py)
-# Each step has a time limit; the whole run stays under 5 minutes. Output
+#   9. sapipe, psmode, gnn tests the models and trainers on the device
+#                                against the CPU (-run Device)
+#  10. weft train mlp --device cuda
+#                                SAPipe against BSP, two ranks on the GPU
+#                                (staged), at 10 Gbit/s emulated and
+#                                unthrottled, and one rank's accuracy
+#                                (gpu-train.txt; the Fashion-MNIST subset
+#                                packed beside the binaries)
+#  11. weft train gnn --device cuda
+#                                the 100k-node SBM at batch 512 and 4096,
+#                                BGL's cache of 20% against none, beside
+#                                scripts/peers/torch_sage_gpu.py sampling
+#                                on the GPU and on the CPU (gpu-gnn.txt)
+#  12. weft ps bench --device cuda
+#                                static assignment against PSLD under a 3x
+#                                straggler, GPU workers (gpu-ps.txt)
+# Each step has a time limit; the whole run stays under 8 minutes. Output
 # files (the tables) go to OUT, default the current directory.
 #
 # GPU_CHECK_FAKE=1 runs the same steps on a machine without a GPU over the
@@ -90,7 +108,7 @@ step() { # step NAME SECONDS CMD...
 }
 step "weft gpus" 30 "$bindir/weft" gpus
 step "cuda (device layer, built-in kernels)" 60 "$bindir/cuda.test" -test.v -test.count=1 -test.run 'GPU'
-step "nn, gnn/model (training kernels)" 60 bash -c "'$bindir/nn.test' -test.v -test.count=1 -test.run 'Kernel' && '$bindir/gnn_model.test' -test.v -test.count=1 -test.run 'Kernel'"
+step "nn, gnn/model, gnn/spgnn (training kernels)" 90 bash -c "for t in nn gnn_model gnn_spgnn; do '$bindir/'\$t.test -test.v -test.count=1 -test.run 'Kernel' || exit 1; done"
 step "gpu (NVML)" 30 "$bindir/gpu.test" -test.v -test.count=1
 step "nccl (collectives on device buffers)" 60 "$bindir/collective_nccl.test" -test.v -test.count=1 -test.timeout=55s
 step "collective (conformance on device buffers)" 90 "$bindir/collective.test" -test.count=1 -test.run 'Device' -test.timeout=85s
@@ -109,6 +127,39 @@ fi
 kn=()
 [[ ${GPU_CHECK_FAKE:-} == 1 ]] && kn=(-n 4096 -r 3)
 step "weft bench kernels" 60 bash -c "set -o pipefail; '$bindir/weft' bench kernels --device cuda ${kn[*]} ${peer[*]} | tee '$out/gpu-kernels.txt'"
+
+# Training on the device (issue 31). Sizes: the fake's are small enough for
+# make test; the GPU's are the targets' (docs/BENCHMARKS.md).
+gn=100000 epochs=2 steps=40 fmlimit=12000
+[[ ${GPU_CHECK_FAKE:-} == 1 ]] && gn=1500 epochs=1 steps=12 fmlimit=600
+step "sapipe, psmode, gnn (trainers on the device against the CPU)" 240 bash -c "for t in sapipe psmode gnn_model gnn_spgnn gnn_feature gnn_pipeline gnn_train; do '$bindir/'\$t.test -test.count=1 -test.run Device -test.timeout=200s || exit 1; done"
+train_mlp() { # train_mlp ARGS...: one run, its epoch and final lines
+	echo "weft train mlp $*" | tee -a "$out/gpu-train.txt"
+	"$bindir/weft" train mlp --data "$bindir/fmnist" --limit "$fmlimit" --device cuda --every 0 --epochs "$epochs" "$@" | tee -a "$out/gpu-train.txt"
+	[[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+: >"$out/gpu-train.txt"
+step "weft train mlp --device cuda (SAPipe against BSP; two ranks on one GPU against one)" 180 bash -c "$(declare -f train_mlp); bindir='$bindir' out='$out' epochs=$epochs fmlimit=$fmlimit
+	for g in 10 0; do for m in bsp sapipe; do train_mlp --local 2 --mode \$m --net-gbps \$g || exit 1; done; done
+	train_mlp --local 1 --mode bsp"
+: >"$out/gpu-gnn.txt"
+torch_gpu=0
+$py -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && torch_gpu=1
+step "weft train gnn --device cuda (and the PyTorch GPU peer)" 240 bash -c "set -o pipefail
+	'$bindir/weft' gen sbm --nodes $gn --blocks 10 --deg-in 12 --deg-out 8 --feat-dim 32 --noise 4 -o '$out/sbm.h5' 2>/dev/null || exit 1
+	for b in 512 4096; do
+		for cache in fifo none; do
+			echo \"weft train gnn --batch \$b --cache-policy \$cache\" | tee -a '$out/gpu-gnn.txt'
+			'$bindir/weft' train gnn --data '$out/sbm.h5' --device cuda --fanout 10,5 --hidden 128 --batch \$b --epochs $epochs --cache 20% --cache-policy \$cache | tee -a '$out/gpu-gnn.txt' || exit 1
+		done
+		if [[ $torch_gpu == 1 ]]; then
+			for on in device cpu; do
+				echo \"torch_sage_gpu.py --batch \$b --sample-on \$on\" | tee -a '$out/gpu-gnn.txt'
+				$py '$bindir/torch_sage_gpu.py' '$out/sbm.h5' --device cuda --sample-on \$on --fanout 10,5 --hidden 128 --batch \$b --epochs $epochs | tee -a '$out/gpu-gnn.txt' || exit 1
+			done
+		fi
+	done"
+step "weft ps bench --device cuda (PSLD against static, 3x straggler)" 180 bash -c "set -o pipefail; '$bindir/weft' ps bench --device cuda --data '$bindir/fmnist' --limit $fmlimit --steps $steps --factor 3 | tee '$out/gpu-ps.txt'"
 echo
 if [[ $fail -eq 0 ]]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL"; fi
 exit $fail

@@ -24,7 +24,7 @@ func TestGPUCheckOnFake(t *testing.T) {
 		t.Fatalf("make gpu-check: %v\n%s", err, out)
 	}
 	unpack := t.TempDir()
-	if out, err := exec.Command("tar", "xzf", filepath.Join(dir, "gpu.tar.gz"), "-C", unpack).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tar", "xJf", filepath.Join(dir, "gpu.tar.xz"), "-C", unpack).CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v\n%s", err, out)
 	}
 	lib, _ := os.ReadDir(filepath.Join(unpack, "gpu", "lib"))
@@ -43,7 +43,8 @@ func TestGPUCheckOnFake(t *testing.T) {
 		t.Fatalf("gpu-check.sh over the fake: %v\n%s", err, out)
 	}
 	for _, step := range []string{"cuda (device layer", "nccl (collectives", "collective (conformance", "weft bench --device cuda (one rank: NCCL)",
-		"weft bench --device cuda (two ranks on one GPU: staged)", "weft bench kernels"} {
+		"weft bench --device cuda (two ranks on one GPU: staged)", "weft bench kernels", "nn, gnn/model, gnn/spgnn (training kernels)",
+		"sapipe, psmode, gnn (trainers on the device", "weft train mlp --device cuda", "weft train gnn --device cuda", "weft ps bench --device cuda"} {
 		if !strings.Contains(string(out), "=== "+step) {
 			t.Errorf("step %q did not run:\n%s", step, out)
 		}
@@ -55,5 +56,18 @@ func TestGPUCheckOnFake(t *testing.T) {
 	table, err := os.ReadFile(filepath.Join(unpack, "gpu-bench.txt"))
 	if err != nil || strings.Count(string(table), "Out of bounds values : 0 OK") != 12 {
 		t.Errorf("gpu-bench.txt: want 12 tables without a wrong element (%v):\n%s", err, table)
+	}
+	// The training steps' outputs: every run on the fake's GPUs.
+	for file, want := range map[string][]string{
+		"gpu-train.txt": {"weft train mlp --local 2 --mode sapipe --net-gbps 10", "final test accuracy", "device cuda:0"},
+		"gpu-gnn.txt":   {"weft train gnn --batch 4096 --cache-policy none", "# devices (--device cuda)"},
+		"gpu-ps.txt":    {"workers' devices (CUDA ordinal, -1: the CPU): [0 1]", "| server 3 3x | psld |"},
+	} {
+		b, err := os.ReadFile(filepath.Join(unpack, file))
+		for _, w := range want {
+			if err != nil || !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %q (%v):\n%s", file, w, err, b)
+			}
+		}
 	}
 }

@@ -103,8 +103,8 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 	intFlag(f, &cfg.Iters, "iters", "n", 0, 0, maxCount, "iterations per size (0: about 0.3 s of data at 1 GB/s, 5 to 1000; latency 10 to 10000 round trips, bandwidth 5 to 1000 windows, 0.2 s)")
 	intFlag(f, &cfg.Warmup, "warmup", "w", 2, 0, maxCount, "untimed iterations per size (at least a twentieth of the timed ones)")
 	f.BoolVarP(&cfg.Check, "check", "c", true, "check every size against a serial reference (#wrong)")
-	f.StringVarP(&dtype, "datatype", "d", "float32", "float32, float64, float16, bfloat16, int32, int64, uint8")
-	f.StringVarP(&redop, "op", "o", "sum", "sum, prod, min, max, avg")
+	f.StringVarP(&dtype, "datatype", "d", "float32", names(collective.DTypes)+` (nccl-tests' float, double, half, int = int32)`)
+	f.StringVarP(&redop, "op", "o", "sum", names(collective.Ops))
 	intFlag(f, &cfg.Root, "root", "r", 0, 0, maxRanks, "root of broadcast and reduce")
 	intFlag(f, &cfg.Average, "average", "a", 1, 0, 3, "combine ranks' times: 0 rank 0, 1 mean, 2 min, 3 max")
 	f.BoolVar(&csvOut, "csv", false, "print CSV instead of the table")
@@ -116,6 +116,15 @@ the bytes of a checked round that arrived wrong. -e defaults to 4M for them,
 	cmd.AddCommand(benchPSCmd())
 	cmd.AddCommand(benchKernelsCmd())
 	return cmd
+}
+
+// names lists what -d and -o take, as ParseDType and ParseOp know them.
+func names[T fmt.Stringer](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = x.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 // checkBenchFlags refuses, naming the flag, what the benchmark cannot run

@@ -159,3 +159,43 @@ func TestBenchDevice(t *testing.T) {
 		t.Errorf("latency --device cuda: %v", err)
 	}
 }
+
+// TestBenchTypes: -d takes every element type and -o every reduction the
+// library has (the help lists them from the same lists), checked against
+// the serial reference; an unknown one is refused naming the flag and the
+// choices.
+func TestBenchTypes(t *testing.T) {
+	for _, c := range []struct{ op, dt, redop string }{
+		{"allreduce", "int8", "sum"},
+		{"allreduce", "uint16", "max"},
+		{"reducescatter", "uint64", "bxor"},
+		{"reduce", "complex128", "prod"},
+		{"allreduce", "complex64", "sum"},
+		{"allreduce", "int16", "land"},
+		{"allreduce", "float64int", "minloc"},
+		{"allgather", "uint32", "sum"},
+	} {
+		out, err := weft(t, "bench", c.op, "--local", "3", "-b", "8", "-e", "64K", "-f", "32", "-n", "3", "-d", c.dt, "-o", c.redop)
+		if err != nil {
+			t.Fatalf("-d %s -o %s: %v\n%s", c.dt, c.redop, err, out)
+		}
+		if !strings.Contains(out, "# "+c.dt+", op "+c.redop) || !strings.Contains(out, "Out of bounds values : 0 OK") {
+			t.Errorf("%s -d %s -o %s: want the type in the header and no wrong element:\n%s", c.op, c.dt, c.redop, out)
+		}
+	}
+	help, _ := weft(t, "bench", "--help")
+	for _, want := range []string{"complex128, float32int", "int8, int16, uint16, uint32, uint64", "band, bor, bxor, minloc, maxloc"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("weft bench --help lacks %q:\n%s", want, help)
+		}
+	}
+	for _, c := range []struct{ flag, val, want string }{
+		{"-d", "int128", `-d: collective: unknown data type "int128" (want one of [float32 float64`},
+		{"-o", "mean", `-o: collective: unknown reduction "mean"`},
+	} {
+		out, err := weft(t, "bench", "allreduce", "--local", "2", c.flag, c.val)
+		if err == nil || !strings.Contains(err.Error(), c.want) || out != "" {
+			t.Errorf("%s %s: %v (printed %q), want an error with %q", c.flag, c.val, err, out, c.want)
+		}
+	}
+}

@@ -143,7 +143,7 @@ func TestUpdateDiskFull(t *testing.T) {
 }
 
 // startChild runs this test binary as weft with args (TestMain), its
-// stderr into buf (a syncBuffer when it is read while the child runs).
+// stderr into buf (an mpitest.Buffer when it is read while the child runs).
 func startChild(t *testing.T, buf io.Writer, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])

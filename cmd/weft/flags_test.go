@@ -80,6 +80,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"ps --workers 0", `"0" for "--workers" flag`},
 		{"ps --lr NaN", `"NaN" for "--lr" flag`},
 		{"ps bench --factor 0.5", `"0.5" for "--factor" flag`},
+		{"ps bench --steps 8", "--onset 8 with --steps 8: want at least two steps from the onset on (--steps at least 10)"},
 		{"train gnn --dropout 1", `"1" for "--dropout" flag: want a number in [0, 1)`},
 		{"train gnn --lr NaN", `"NaN" for "--lr" flag`},
 		{"train gnn --ranks -2", `"-2" for "--ranks" flag`},

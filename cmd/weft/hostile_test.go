@@ -8,34 +8,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/weft-hpc/weft/hdf5"
 	"github.com/weft-hpc/weft/hdf5io"
+	"github.com/weft-hpc/weft/internal/mpitest"
 	"github.com/weft-hpc/weft/internal/tmpfile"
 )
-
-// syncBuffer is a bytes.Buffer that a child's stderr is copied into while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // h5pyEdit changes the file at path with the Python statements code as a
 // Python user would (f: the file opened by h5py read-write, np: numpy).
@@ -177,7 +158,7 @@ func TestEncodeSIGTERM(t *testing.T) {
 	path := filepath.Join(dir, "g.h5")
 	mustWeft(t, "gen", "sbm", "--nodes", "3000", "-o", path)
 	before, _ := os.ReadFile(path)
-	var stderr syncBuffer
+	var stderr mpitest.Buffer
 	// A million walks per node: minutes of work after the position
 	// encoding is logged.
 	child := startChild(t, &stderr, "encode", "--anchors", "4", "--refine", "-1", "--method", "mc", "--walks", "1000000", "--probe=false", path)
@@ -226,7 +207,7 @@ func TestWritersTakeTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr mpitest.Buffer
 	child := startChild(t, &stderr, args("waited")...)
 	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(stderr.String(), "waiting for another writer of "+path) && time.Now().Before(deadline) {

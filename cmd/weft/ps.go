@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,8 @@ func (f *psFlags) register(cmd *cobra.Command) {
 	floatFlag(fs, &f.cfg.LinkRate, "link-rate", 0, upTo(1e15), "emulated per-server link in bytes/s, e.g. 5e8 (0: none; WEFT_PS_LINK_RATE)")
 	intFlag(fs, &f.cfg.PSLD.Window, "window", "", 0, 0, maxCount, "PSLD trial window in steps (default 5)")
 	fs.Int64Var(&f.cfg.PSLD.Seed, "seed", 0, "PSLD exploration seed (default 1)")
+	fs.StringVar(&f.cfg.DataDir, "data", fmnist.Dir, "Fashion-MNIST directory")
+	intFlag(fs, &f.cfg.Limit, "limit", "", 0, 0, maxCount, "use only the first N images of each file (quick runs)")
 }
 
 func (f *psFlags) resolve() error {
@@ -95,6 +98,8 @@ func psCmd() *cobra.Command {
 		f       psFlags
 		balance string
 		async   bool
+		device  string
+		local   int
 	)
 	cmd := &cobra.Command{
 		Use:   "ps",
@@ -107,6 +112,12 @@ keys; the servers aggregate the pushes and apply the optimizer.
 
   mpirun -np 6 -x WEFT_BACKEND=tcp weft ps --workers 2 --servers 4 --balance psld
 
+--device cuda trains each worker's model on a GPU (local rank r on GPU r
+mod the GPUs it sees), its gradients pushed from and its parameters pulled
+into device memory through pinned buffers, key by key; auto does so when
+every local rank can have a GPU of its own, else uses the CPU. The line
+names each worker's device.
+
 WEFT_PS_SLOWDOWN=server:factor makes a server a straggler (see
 'go doc github.com/weft-hpc/weft/psmode'). 'weft ps bench' compares static
 assignment with PSLD in one process.`,
@@ -115,11 +126,28 @@ assignment with PSLD in one process.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
+			dev, err := parseDevice(device, true)
+			if err != nil {
+				return err
+			}
+			if n := f.cfg.Workers + f.cfg.Servers + f.cfg.Standby; local > 0 && local != n {
+				return fmt.Errorf("--local %d: the job has %d ranks (--workers %d + --servers %d + --standby %d)", local, n, f.cfg.Workers, f.cfg.Servers, f.cfg.Standby)
+			}
 			job := f.cfg.Job
 			job.Balance, job.Async, job.Slowdown = balance, async, nil // env knobs apply
 			nn.SetThreads(1)                                           // one rank per process
-			return ranks.Run(cmd.Context(), 0, func(ctx context.Context, c *collective.Comm) error {
-				fitProcs(c.Launch())
+			return ranks.Run(cmd.Context(), local, func(ctx context.Context, c *collective.Comm) error {
+				if local == 0 {
+					fitProcs(c.Launch())
+				}
+				job := job // this rank's: where its worker trains
+				if job.IsWorker(c.Rank()) {
+					ord, err := dev.place(c)
+					if err != nil {
+						return err
+					}
+					job.OnDevice, job.Ordinal = ord >= 0, ord
+				}
 				data, err := fmnist.Load(cmp.Or(f.cfg.DataDir, fmnist.Dir), fmnist.Options{Limit: f.cfg.Limit})
 				if err != nil {
 					return err
@@ -129,8 +157,12 @@ assignment with PSLD in one process.`,
 				if err != nil || res == nil { // res: worker 0's
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
-					f.cfg.Workers, f.cfg.Servers+f.cfg.Standby, res.Keys, len(res.Times), time.Since(start).Seconds(), res.Throughput(min(3, len(res.Times)-1)), res.Loss, res.Accuracy, res.FinalKeys)
+				devs := make([]string, len(res.Devices))
+				for i, o := range res.Devices {
+					devs[i] = deviceName(o)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "weft ps: %d workers on %s, %d servers, %d keys, %d steps in %.2f s (%.2f steps/s after 3), loss %.3f, test accuracy %.3f, keys per server %v\n",
+					f.cfg.Workers, strings.Join(devs, ","), f.cfg.Servers+f.cfg.Standby, res.Keys, len(res.Times), time.Since(start).Seconds(), res.Throughput(min(3, len(res.Times)-1)), res.Loss, res.Accuracy, res.FinalKeys)
 				for _, e := range res.Events {
 					fmt.Fprintf(cmd.OutOrStdout(), "  step %3d %-9s %s\n", e.Step, e.Kind, e.Text)
 				}
@@ -141,6 +173,8 @@ assignment with PSLD in one process.`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&balance, "balance", "psld", "static or psld")
 	cmd.Flags().BoolVar(&async, "async", false, "asynchronous mode (no aggregation over workers)")
+	cmd.Flags().StringVar(&device, "device", "cpu", "where the workers' models train: cpu, cuda (local rank r on GPU r mod the GPUs it sees), or auto (cuda when every local rank has a GPU of its own)")
+	intFlag(cmd.Flags(), &local, "local", "", 0, 0, maxLocal, "run the job's ranks as goroutines of this process instead of under a launcher (--workers + --servers + --standby)")
 	cmd.AddCommand(psBenchCmd())
 	return cmd
 }
@@ -157,8 +191,8 @@ func benchPSCmd() *cobra.Command {
 // psBenchCmd is `weft ps bench`.
 func psBenchCmd() *cobra.Command {
 	var (
-		f                 psFlags
-		plotPath, csvPath string
+		f                         psFlags
+		plotPath, csvPath, device string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -174,6 +208,14 @@ step time over each run with PSLD's detections and decisions.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
+			if onset := cmp.Or(f.cfg.Onset, 8); f.cfg.Steps < onset+2 {
+				return fmt.Errorf("--onset %d with --steps %d: want at least two steps from the onset on (--steps at least %d)", onset, f.cfg.Steps, onset+2)
+			}
+			dev, err := parseDevice(device, true)
+			if err != nil {
+				return err
+			}
+			f.cfg.Place = dev.place
 			res, err := psbench.Bench(cmd.Context(), f.cfg)
 			if err != nil {
 				return err
@@ -206,5 +248,6 @@ step time over each run with PSLD's detections and decisions.`,
 	fs.BoolVar(&f.cfg.CPU, "cpu", false, "the straggler burns CPU (contention) instead of sleeping")
 	fs.StringVar(&csvPath, "csv", "", "write every run's step times (ms) into this CSV file")
 	fs.StringVar(&plotPath, "plot", "", "write step time over the runs into this .png/.svg file")
+	fs.StringVar(&device, "device", "cpu", "where the workers' models train: cpu, cuda (the ranks share GPU 0 when it is the only one), or auto (cuda when every rank has a GPU of its own)")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/ranks"
+	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/nn"
 	"github.com/weft-hpc/weft/sapipe"
 )
@@ -33,6 +34,7 @@ type trainOpts struct {
 	eval     bool // test accuracy after every epoch
 	every    int  // print a step's statistics every so many steps (rank 0)
 	out      io.Writer
+	device   deviceChoice // where each rank trains ("": the CPU)
 }
 
 // job is the sapipe.Job of the flags.
@@ -42,28 +44,32 @@ func (o *trainOpts) job() *sapipe.Job {
 }
 
 // report prints rank 0's step table (every o.every steps) and epoch lines
-// to o.out.
+// to o.out, each naming the device rank 0 trains on.
 func (o *trainOpts) report() sapipe.Report {
 	if o.out == nil {
 		return sapipe.Report{}
 	}
+	dev := "cpu"
 	rep := sapipe.Report{
+		Start: func(s sapipe.Setup) {
+			dev = deviceName(s.Device)
+			if o.every > 0 {
+				fmt.Fprintf(o.out, "# %s %v, %d ranks, batch %d per rank, %s lr %g, link %s, buckets %s, rank 0 on %s\n",
+					o.model, s.Config, s.Ranks, o.batch, o.optim, o.lr, gbpsString(o.gbps), s.Buckets, dev)
+				fmt.Fprintf(o.out, "# %5s %5s %8s %10s %10s %10s %10s %10s %8s\n", "epoch", "step", "loss", "step_ms", "compute", "comm", "exposed", "update", "device")
+			}
+		},
 		Epoch: func(e sapipe.Epoch) {
-			fmt.Fprintf(o.out, "epoch %d: train loss %.4f, train acc %.4f, test acc %.4f, %.2f s of training, %.0f samples/s\n",
+			fmt.Fprintf(o.out, "epoch %d: train loss %.4f, train acc %.4f, test acc %.4f, %.2f s of training, %.0f samples/s, device %s\n",
 				e.Epoch, e.Stats.Loss/float64(max(e.Stats.Steps, 1)), float64(e.Stats.Correct)/float64(max(e.Stats.Samples, 1)), e.Accuracy,
-				e.Trained.Seconds(), e.SamplesPerSec)
+				e.Trained.Seconds(), e.SamplesPerSec, dev)
 		},
 	}
 	if o.every > 0 {
-		rep.Start = func(s sapipe.Setup) {
-			fmt.Fprintf(o.out, "# %s %v, %d ranks, batch %d per rank, %s lr %g, link %s, buckets %s\n",
-				o.model, s.Config, s.Ranks, o.batch, o.optim, o.lr, gbpsString(o.gbps), s.Buckets)
-			fmt.Fprintf(o.out, "# %5s %5s %8s %10s %10s %10s %10s %10s\n", "epoch", "step", "loss", "step_ms", "compute", "comm", "exposed", "update")
-		}
 		rep.Step = func(ep, step int, s sapipe.Stats) {
 			if step%o.every == 0 {
-				fmt.Fprintf(o.out, "  %5d %5d %8.4f %10.3f %10.3f %10.3f %10.3f %10.3f\n", ep, step, s.Loss,
-					ms(s.Wall), ms(s.Compute), ms(s.Comm), ms(s.Exposed), ms(s.Update))
+				fmt.Fprintf(o.out, "  %5d %5d %8.4f %10.3f %10.3f %10.3f %10.3f %10.3f %8s\n", ep, step, s.Loss,
+					ms(s.Wall), ms(s.Compute), ms(s.Comm), ms(s.Exposed), ms(s.Update), dev)
 			}
 		}
 	}
@@ -88,7 +94,20 @@ func runTraining(ctx context.Context, o trainOpts, train, test *nn.Dataset) (*sa
 	rep := o.report()
 	var res *sapipe.Result
 	err := ranks.Run(ctx, o.ranks, func(ctx context.Context, c *collective.Comm) error {
-		rr, err := job.Run(ctx, c, train, test, rep)
+		j := *job // per rank: the device differs
+		ord, err := o.device.place(c)
+		if err != nil {
+			return fmt.Errorf("--device %s: rank %d: %w", o.device, c.Rank(), err)
+		}
+		if ord >= 0 {
+			d, err := nn.OpenDevice(ord, cuda.MathFloat32)
+			if err != nil {
+				return fmt.Errorf("--device %s: rank %d: %w", o.device, c.Rank(), err)
+			}
+			defer d.Close()
+			j.Device = d
+		}
+		rr, err := j.Run(ctx, c, train, test, rep)
 		if c.Rank() == 0 {
 			res = rr
 		}
@@ -147,9 +166,9 @@ func (o *trainOpts) finish(est string, lambda float64) error {
 
 func trainCmd() *cobra.Command {
 	var (
-		o                 trainOpts
-		mode, est, plotTo string
-		lambda            float64
+		o                         trainOpts
+		mode, est, plotTo, device string
+		lambda                    float64
 	)
 	cmd := &cobra.Command{
 		Use:   "train {mlp|cnn|gnn}",
@@ -159,13 +178,19 @@ data-parallel trainer of package sapipe: under a launcher (mpirun -np 2
 weft train mlp) or in one process with --local N goroutine ranks. Prints
 per-step compute, communication and exposed communication time, and the
 test accuracy after each epoch. --net-gbps emulates a slower link
-(collective.WithEmulatedLink) so that communication can be made the bottleneck.`,
+(collective.WithEmulatedLink) so that communication can be made the bottleneck.
+--device cuda trains each rank on a GPU (the gradients reduced from device
+memory: NCCL when every rank has its own GPU, else staged through host
+memory); every output line names the device rank 0 ran on.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"mlp", "cnn"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.model = args[0]
 			var err error
 			if o.cfg.Mode, err = sapipe.ParseMode(mode); err != nil {
+				return err
+			}
+			if o.device, err = parseDevice(device, true); err != nil {
 				return err
 			}
 			if err := o.finish(est, lambda); err != nil {
@@ -185,9 +210,9 @@ test accuracy after each epoch. --net-gbps emulates a slower link
 			}
 			if o.ranks > 0 || res.Final > 0 {
 				s := res.Stats
-				fmt.Fprintf(o.out, "final test accuracy %.4f; per step: compute %.3f ms, comm %.3f ms, exposed %.3f ms, update %.3f ms\n",
+				fmt.Fprintf(o.out, "final test accuracy %.4f; per step: compute %.3f ms, comm %.3f ms, exposed %.3f ms, update %.3f ms; device %s\n",
 					res.Final, ms(s.Compute)/float64(max(s.Steps, 1)), ms(s.Comm)/float64(max(s.Steps, 1)),
-					ms(s.Exposed)/float64(max(s.Steps, 1)), ms(s.Update)/float64(max(s.Steps, 1)))
+					ms(s.Exposed)/float64(max(s.Steps, 1)), ms(s.Update)/float64(max(s.Steps, 1)), deviceName(res.Device))
 			}
 			if plotTo != "" && len(res.Curve) > 0 {
 				return plotAccuracy(plotTo, fmt.Sprintf("weft train %s", o.model), map[string][]sapipe.Point{o.cfg.Mode.String(): res.Curve}, []string{o.cfg.Mode.String()})
@@ -203,6 +228,7 @@ test accuracy after each epoch. --net-gbps emulates a slower link
 	floatFlag(f, &o.gbps, "net-gbps", 0, upTo(1e6), "emulate a link of this many Gbit/s per rank (0: no throttling)")
 	intFlag(f, &o.every, "every", "", 50, 0, maxCount, "print step statistics every N steps (0: never)")
 	f.StringVar(&plotTo, "plot", "", "draw test accuracy against training time into this .png/.svg file")
+	f.StringVar(&device, "device", "cpu", "where each rank trains: cpu, cuda (local rank r on GPU r mod the GPUs it sees), or auto (cuda when every local rank has a GPU of its own, else cpu)")
 	addTrainFlags(cmd, &o, &mode, &est, &lambda)
 	cmd.AddCommand(trainGNNCmd())
 	return cmd

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,11 +28,14 @@ type gnnOptions struct {
 	staticShare                                                         float64
 	cpuProfile                                                          string
 	fuse                                                                string
+	device                                                              string
 	batch, epochs, hidden, ranks, roots                                 int
 	lr, dropout, gbps                                                   float64
 	useLabels                                                           bool
 	seed                                                                uint64
 	out                                                                 io.Writer
+	where                                                               deviceChoice // --device, parsed
+	devCol                                                              string       // the rows' device column ("" when every rank is on the CPU)
 }
 
 func trainGNNCmd() *cobra.Command {
@@ -73,7 +77,17 @@ sees its own label), which passes the labels of a node's neighbours to it.
 feature rounds and the gradient allreduce share it), so that a run on one
 host sees the remote traffic a cluster would: the data still moves at the
 host's speed, and each round ends no earlier than the emulated link would
-have carried its bytes.`,
+have carried its bytes.
+
+--device cuda trains each rank's model on a GPU (local rank r on GPU r mod
+the GPUs it sees): the pipeline samples and fetches on the CPU and feeds a
+FIFO cache of feature rows in GPU memory (as large as --cache), uploading
+the rows it misses while the previous batch trains; the model (every
+--model; spgnn's proximity weights too), the loss, Adam and the gradient
+allreduce (NCCL, or staged through host memory) run on the GPU. --device
+auto takes cuda when every rank of the host can have a GPU of its own,
+else cpu. The header says where each rank trained, and with a GPU every
+row ends with the device rank 0 used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.out = cmd.OutOrStdout()
@@ -103,6 +117,7 @@ have carried its bytes.`,
 	intFlag(f, &o.ranks, "ranks", "", 0, 0, maxLocal, "run N ranks as goroutines of this process instead of under a launcher")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the model, the sampling and the batch order")
 	f.BoolVar(&o.useLabels, "use-labels", false, "sage, gcn, mlp: the label trick: training nodes' one-hot labels are input columns, masked for the batch's seeds")
+	f.StringVar(&o.device, "device", "cpu", "where each rank's model trains: cpu, cuda (local rank r on GPU r mod the GPUs it sees) or auto (cuda when each local rank can have its own GPU, else cpu)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile to FILE.RANK (FILE.0 for all ranks with --ranks)")
 	return cmd
 }
@@ -110,6 +125,9 @@ have carried its bytes.`,
 // trainGNN runs gnn/train on the flags: with --ranks N on N goroutine
 // ranks, else on this process's rank of the launched communicator.
 func trainGNN(ctx context.Context, o *gnnOptions) error {
+	if err := o.parseDevice(); err != nil {
+		return err
+	}
 	job, err := o.job()
 	if err != nil {
 		return o.flagError(err)
@@ -141,6 +159,16 @@ func trainGNN(ctx context.Context, o *gnnOptions) error {
 	// A refused option is the same mistake on every rank: say it without
 	// the rank.
 	return o.flagError(err)
+}
+
+// parseDevice reads --device.
+func (o *gnnOptions) parseDevice() error {
+	d, err := parseDevice(o.device, true)
+	if err != nil {
+		return fmt.Errorf("train gnn: %w", err)
+	}
+	o.where = d
+	return nil
 }
 
 // job turns the flags into the package's options.
@@ -229,13 +257,17 @@ func (o *gnnOptions) run(ctx context.Context, job *train.Job, c *collective.Comm
 				bar.Done()
 				bar = nil
 				ms := time.Millisecond
-				fmt.Fprintf(o.out, "%5d %10.0f %9s %9s %9s %6.1f%% %10s %8.4f %6.2f%% %6.2f%%\n", e.Epoch, e.SamplesPerSec,
+				fmt.Fprintf(o.out, "%5d %10.0f %9s %9s %9s %6.1f%% %10s %8.4f %6.2f%% %6.2f%%%s\n", e.Epoch, e.SamplesPerSec,
 					e.Sample.Round(ms), e.Fetch.Round(ms), e.Train.Round(ms), 100*e.CacheHitRatio,
-					strings.ReplaceAll(bytesString(e.RemoteBytes), " ", ""), e.Loss, 100*e.Valid, 100*e.Test)
+					strings.ReplaceAll(bytesString(e.RemoteBytes), " ", ""), e.Loss, 100*e.Valid, 100*e.Test, o.devCol)
 			},
 		}
 	}
-	_, err := job.Run(ctx, c, rep)
+	ordinal, err := o.where.place(c)
+	if err != nil {
+		return fmt.Errorf("train gnn: --device %s: rank %d: %w", o.device, c.Rank(), err)
+	}
+	_, err = job.RunOn(ctx, c, ordinal, rep)
 	return err
 }
 
@@ -248,8 +280,30 @@ func (o *gnnOptions) printHeader(s train.Setup) {
 	if s.Encodings != nil {
 		fmt.Fprintf(o.out, "# spgnn inputs: features and %s\n", fusionNote(o.fuse, s.Encodings))
 	}
-	fmt.Fprintf(o.out, "%5s %10s %9s %9s %9s %7s %10s %8s %7s %7s\n",
-		"epoch", "samples/s", "sample", "fetch", "train", "cache", "remote", "loss", "valid", "test")
+	fmt.Fprintf(o.out, "# devices (--device %s): %s\n", o.device, devicesNote(s.Devices))
+	// The device column only where a GPU trains, so that the CPU's table
+	// keeps its ten columns for the scripts that read it.
+	head := ""
+	o.devCol = ""
+	if slices.ContainsFunc(s.Devices, func(d int) bool { return d >= 0 }) {
+		head = " device"
+		o.devCol = " " + deviceName(s.Devices[0])
+	}
+	fmt.Fprintf(o.out, "%5s %10s %9s %9s %9s %7s %10s %8s %7s %7s%s\n",
+		"epoch", "samples/s", "sample", "fetch", "train", "cache", "remote", "loss", "valid", "test", head)
+}
+
+// devicesNote says where the ranks trained: "cpu" or "cuda:0" when all
+// ranks share it, else each rank's ("rank 0 cuda:0, rank 1 cuda:1").
+func devicesNote(devs []int) string {
+	if len(devs) > 0 && !slices.ContainsFunc(devs, func(d int) bool { return d != devs[0] }) {
+		return fmt.Sprintf("%s on every rank", deviceName(devs[0]))
+	}
+	var parts []string
+	for r, d := range devs {
+		parts = append(parts, fmt.Sprintf("rank %d %s", r, deviceName(d)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // fusionNote says which encodings --fuse let into SP-GNN's layers.

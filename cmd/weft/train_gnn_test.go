@@ -103,3 +103,56 @@ func TestTrainGNNBadFlags(t *testing.T) {
 		t.Errorf("want the columns and one row:\n%s", out)
 	}
 }
+
+// TestTrainGNNDevice: --device takes cpu, cuda or auto. cuda without a
+// GPU says in one line what was looked for; on the host-memory fake
+// (WEFT_FAKE_GPUS) two ranks train on it, the header says where each rank
+// trained and every row ends with the device; auto takes cuda when each
+// local rank has a GPU of its own, else cpu; cpu (the default) keeps the
+// table's ten columns. SP-GNN on the device: gnn/train's
+// TestRunOnDevice.
+func TestTrainGNNDevice(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "sbm.h5")
+	mustWeft(t, "gen", "sbm", "--nodes", "600", "--blocks", "3", "--feat-dim", "4", "-o", data)
+	mustWeft(t, "partition", "--algo", "random", "-k", "2", data)
+	if _, err := weft(t, "train", "gnn", "--data", data, "--device", "tpu"); err == nil || !strings.Contains(err.Error(), `--device "tpu": want cpu, cuda or auto`) {
+		t.Errorf("--device tpu: %v", err)
+	}
+	out, err := weftChild(t, []string{"WEFT_FAKE_GPUS="}, "train", "gnn", "--data", data, "--ranks", "1", "--epochs", "1", "--device", "cuda")
+	if err == nil || !strings.Contains(out, "--device cuda: no GPU here") {
+		t.Errorf("--device cuda without a GPU: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		gpus, device, model, note, col string
+	}{
+		{"1", "cuda", "sage", "cuda:0 on every rank", "cuda:0"},
+		{"1", "cuda", "gcn", "cuda:0 on every rank", "cuda:0"},
+		{"2", "auto", "mlp", "rank 0 cuda:0, rank 1 cuda:1", "cuda:0"},
+		{"1", "auto", "sage", "cpu on every rank", ""},
+		{"1", "cpu", "sage", "cpu on every rank", ""},
+	} {
+		out, err := weftChild(t, []string{"WEFT_FAKE_GPUS=" + c.gpus}, "train", "gnn", "--data", data, "--ranks", "2", "--partition", "random",
+			"--epochs", "2", "--batch", "64", "--hidden", "8", "--device", c.device, "--model", c.model)
+		if err != nil {
+			t.Fatalf("--device %s on %s fake GPUs: %v\n%s", c.device, c.gpus, err, out)
+		}
+		if !strings.Contains(out, "# devices (--device "+c.device+"): "+c.note+"\n") {
+			t.Errorf("--device %s on %s fake GPUs: want the header to say %q:\n%s", c.device, c.gpus, c.note, out)
+		}
+		rows := 0
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) == 0 || (f[0] != "0" && f[0] != "1") {
+				continue
+			}
+			rows++
+			if want := 10 + min(1, len(c.col)); len(f) != want || (c.col != "" && f[10] != c.col) {
+				t.Errorf("--device %s on %s fake GPUs: row %q, want %d columns ending in %q", c.device, c.gpus, l, want, c.col)
+			}
+		}
+		if rows != 2 {
+			t.Errorf("--device %s: %d rows, want 2:\n%s", c.device, rows, out)
+		}
+	}
+}

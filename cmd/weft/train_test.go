@@ -78,3 +78,46 @@ func TestTrainEmulatedLink(t *testing.T) {
 		t.Errorf("per-step communication %.3f ms at 0.05 Gbit/s, want at least 40 ms (the link is not emulated):\n%s", comm, out)
 	}
 }
+
+// TestTrainDevice: --device picks where the ranks train and every output
+// line names it. A bad value is refused naming the flag; cuda without a
+// GPU says so in one line; cpu and auto (cpu without a GPU) run; cuda on
+// the host-memory fake (two fake GPUs: each rank its own, the gradients
+// through the fake NCCL) trains on cuda:0.
+func TestTrainDevice(t *testing.T) {
+	needFMNIST(t)
+	if _, err := weft(t, "train", "mlp", "--device", "tpu", "--local", "2"); err == nil || !strings.Contains(err.Error(), `--device "tpu": want cpu, cuda or auto`) {
+		t.Errorf("--device tpu: %v", err)
+	}
+	out, err := weftChild(t, []string{"WEFT_FAKE_GPUS="}, "train", "mlp", "--device", "cuda", "--local", "2")
+	if err == nil || !strings.Contains(out, "--device cuda: no GPU here") || strings.Contains(out, "epoch") {
+		t.Errorf("--device cuda without a GPU: %v\n%s", err, out)
+	}
+	run := []string{"train", "mlp", "--local", "2", "--limit", "256", "--epochs", "1", "--steps", "3", "--batch", "16", "--every", "1", "--warmup", "1"}
+	for _, c := range []struct {
+		env  []string
+		flag string
+		want string
+	}{
+		{[]string{"WEFT_FAKE_GPUS="}, "cpu", "cpu"},
+		{[]string{"WEFT_FAKE_GPUS="}, "auto", "cpu"},
+		{[]string{"WEFT_FAKE_GPUS=2"}, "cuda", "cuda:0"},
+	} {
+		out, err := weftChild(t, c.env, append(run, "--device", c.flag)...)
+		if err != nil {
+			t.Fatalf("--device %s: %v\n%s", c.flag, err, out)
+		}
+		rows := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "epoch ") || strings.HasPrefix(l, "final ") {
+				rows++
+				if !strings.HasSuffix(strings.TrimSpace(l), c.want) {
+					t.Errorf("--device %s: a row that does not end with %s: %q", c.flag, c.want, l)
+				}
+			}
+		}
+		if rows != 5 { // 3 steps, 1 epoch, the final line
+			t.Errorf("--device %s: %d rows, want 5:\n%s", c.flag, rows, out)
+		}
+	}
+}

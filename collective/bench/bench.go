@@ -16,6 +16,7 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -411,34 +412,37 @@ func value(op collective.Op, r, i int64) float64 {
 	return float64((i+3*r)%7) - 3
 }
 
-func store(dt collective.DType, b []byte, i int64, v float64) {
+// store writes v as element i of b; complex values get v-1 as their
+// imaginary part, pairs the index ix.
+func store(dt collective.DType, b []byte, i int64, v float64, ix int32) {
+	p := b[i*int64(dt.Size()):]
+	le := binary.LittleEndian
 	switch dt {
-	case collective.Float32:
-		u := math.Float32bits(float32(v))
-		b[i*4], b[i*4+1], b[i*4+2], b[i*4+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	case collective.Float64:
-		u := math.Float64bits(v)
-		for k := range int64(8) {
-			b[i*8+k] = byte(u >> (8 * k))
-		}
-	case collective.Float16, collective.BFloat16:
-		var u uint16
-		if dt == collective.Float16 {
-			u = half.F32ToF16(float32(v))
-		} else {
-			u = half.F32ToBF16(float32(v))
-		}
-		b[i*2], b[i*2+1] = byte(u), byte(u>>8)
-	case collective.Int32:
-		u := uint32(int32(v))
-		b[i*4], b[i*4+1], b[i*4+2], b[i*4+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	case collective.Int64:
-		u := uint64(int64(v))
-		for k := range int64(8) {
-			b[i*8+k] = byte(u >> (8 * k))
-		}
-	case collective.Uint8:
-		b[i] = byte(int64(v))
+	case collective.Float32, collective.Float32Int:
+		le.PutUint32(p, math.Float32bits(float32(v)))
+	case collective.Float64, collective.Float64Int:
+		le.PutUint64(p, math.Float64bits(v))
+	case collective.Float16:
+		le.PutUint16(p, half.F32ToF16(float32(v)))
+	case collective.BFloat16:
+		le.PutUint16(p, half.F32ToBF16(float32(v)))
+	case collective.Int8, collective.Uint8:
+		p[0] = byte(int64(v))
+	case collective.Int16, collective.Uint16:
+		le.PutUint16(p, uint16(int64(v)))
+	case collective.Int32, collective.Uint32, collective.Int32Int:
+		le.PutUint32(p, uint32(int64(v)))
+	case collective.Int64, collective.Uint64, collective.Int64Int:
+		le.PutUint64(p, uint64(int64(v)))
+	case collective.Complex64:
+		le.PutUint32(p, math.Float32bits(float32(v)))
+		le.PutUint32(p[4:], math.Float32bits(float32(v-1)))
+	case collective.Complex128:
+		le.PutUint64(p, math.Float64bits(v))
+		le.PutUint64(p[8:], math.Float64bits(v-1))
+	}
+	if dt.IsPair() {
+		le.PutUint32(p[dt.Size()/2:], uint32(ix))
 	}
 }
 
@@ -447,7 +451,7 @@ func store(dt collective.DType, b []byte, i int64, v float64) {
 func fill(dt collective.DType, op collective.Op, b []byte, r, from int64) {
 	es := int64(dt.Size())
 	for i := int64(0); i < int64(len(b))/es; i++ {
-		store(dt, b, i, value(op, r, from+i))
+		store(dt, b, i, value(op, r, from+i), int32(r))
 	}
 }
 

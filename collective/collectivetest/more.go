@@ -164,7 +164,7 @@ func p2pCases(big int) []Case {
 		{"invalid/usable", invalidCase},
 		{"dup", dupCase},
 		{"cart", cartCase},
-	}, ruleCases(big)...)
+	}, append(p2pMoreCases(big), ruleCases(big)...)...)
 }
 
 // anySourceCase: every other rank sends rank 0 two messages, tags 1 and 2;

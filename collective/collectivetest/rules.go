@@ -12,13 +12,14 @@ import (
 
 // The behaviour rules every backend keeps alike (docs/MPI.md): argument
 // errors of the Cartesian helpers, the zero Buffer, the counts of GatherV
-// and ScatterV off the root, and sends to oneself.
+// and ScatterV off the root, ReduceScatterV's counts, and sends to oneself.
 
 func ruleCases(big int) []Case {
 	return []Case{
 		{"rules/cart-errors-wrap-errinvalid", cartErrorsCase},
 		{"rules/zero-buffer-is-empty", zeroBufferCase},
 		{"rules/v-counts-at-root-only", rootCountsCase},
+		{"rules/reducescatterv-bad-counts", reduceScatterVCountsCase},
 		{"rules/send-to-self-never-blocks", sendSelfCase(big/4 + 3)},
 	}
 }
@@ -89,6 +90,7 @@ func zeroBufferCase(ctx context.Context, c *collective.Comm) error {
 		{"allgather", func() error { return c.AllGather(ctx, z, z) }},
 		{"allgatherv", func() error { return c.AllGatherV(ctx, z, z, zeros) }},
 		{"reducescatter", func() error { return c.ReduceScatter(ctx, z, z, collective.Sum) }},
+		{"reducescatterv", func() error { return c.ReduceScatterV(ctx, z, z, zeros, collective.Sum) }},
 		{"alltoall", func() error { return c.AllToAll(ctx, z, z) }},
 		{"alltoallv", func() error { return c.AllToAllV(ctx, z, zeros, z, zeros) }},
 		{"gather", func() error { return c.Gather(ctx, z, z, 0) }},
@@ -223,6 +225,51 @@ func rootCountsCase(ctx context.Context, c *collective.Comm) error {
 	}
 	if err := c.GatherV(ctx, collective.Buf([]int32{1}), collective.Buf(make([]int32, n)), []int{1}, me); !errors.Is(err, collective.ErrInvalid) {
 		return wrong("gatherv with short counts at the root: %v, want ErrInvalid", err)
+	}
+	return nil
+}
+
+// reduceScatterVCountsCase: ReduceScatterV checks its counts as GatherV
+// does: each call below fails on the rank that made it with ErrInvalid,
+// blaming no one, whose message names the rank and the values; the
+// communicator goes on (IReduceScatterV's result checked after them).
+func reduceScatterVCountsCase(ctx context.Context, c *collective.Comm) error {
+	n, me := c.Size(), c.Rank()
+	counts := make([]int, n)
+	for r := range counts {
+		counts[r] = r + 1
+	}
+	total := n * (n + 1) / 2
+	send, recv := make([]int32, total), make([]int32, counts[me])
+	negative := append([]int(nil), counts...)
+	negative[n-1] = -2
+	for _, tc := range []struct {
+		name       string
+		send, recv []int32
+		counts     []int
+		want       string
+	}{
+		{"short counts", send, recv, counts[:n-1], fmt.Sprintf("counts has %d entries for %d ranks", n-1, n)},
+		{"negative", send, recv, negative, fmt.Sprintf("counts[%d] = -2 is negative", n-1)},
+		{"send", send[1:], recv, counts, fmt.Sprintf("send holds %d elements, counts total %d", total-1, total)},
+		{"recv", send, make([]int32, counts[me]+1), counts, fmt.Sprintf("recv holds %d elements, counts[%d] = %d", counts[me]+1, me, counts[me])},
+	} {
+		err := c.ReduceScatterV(ctx, collective.Buf(tc.send), collective.Buf(tc.recv), tc.counts, collective.Sum)
+		if !errors.Is(err, collective.ErrInvalid) || collective.PeerOf(err) != -1 ||
+			!strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), fmt.Sprintf("rank %d: reducescatterv", me)) {
+			return wrong("reducescatterv, %s: %v, want ErrInvalid blaming no one that says rank %d and %q", tc.name, err, me, tc.want)
+		}
+	}
+	for i := range send {
+		send[i] = int32(me + 1)
+	}
+	if err := c.IReduceScatterV(collective.Buf(send), collective.Buf(recv), counts, collective.Sum).Wait(ctx); err != nil {
+		return fmt.Errorf("ireducescatterv after refused calls: %w", err)
+	}
+	for i, v := range recv {
+		if v != int32(total) {
+			return wrong("reducescatterv after refused calls: element %d = %d, want %d", i, v, total)
+		}
 	}
 	return nil
 }

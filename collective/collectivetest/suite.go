@@ -89,7 +89,8 @@ func Cases(n int, o Options) []Case {
 					if cnt > 1001 {
 						per = cnt/n + 1
 					}
-					add(fmt.Sprintf("reducescatter/%v/%v/count=%d", dt, op, per), reduceScatterCase(dt, op, per))
+					add(fmt.Sprintf("reducescatter/%v/%v/count=%d", dt, op, per), reduceScatterCase(dt, op, per, false))
+					add(fmt.Sprintf("reducescatterv/%v/%v/count~%d", dt, op, per), reduceScatterCase(dt, op, per, true))
 					for _, root := range []int{0, n - 1} {
 						add(fmt.Sprintf("reduce/%v/%v/count=%d/root=%d", dt, op, cnt, root), reduceCase(dt, op, cnt, root))
 					}
@@ -444,15 +445,35 @@ func allReduceCase(dt collective.DType, op collective.Op, cnt int, inPlace bool)
 	}
 }
 
-func reduceScatterCase(dt collective.DType, op collective.Op, per int) func(context.Context, *collective.Comm) error {
+// reduceScatterCase: ReduceScatter of per elements a rank, or with v
+// ReduceScatterV of vcount(per, r) for rank r (some blocks empty).
+func reduceScatterCase(dt collective.DType, op collective.Op, per int, v bool) func(context.Context, *collective.Comm) error {
 	return func(ctx context.Context, c *collective.Comm) error {
-		n := c.Size()
-		send := input(dt, op, c.Rank(), 0, per*n)
-		recv := make([]byte, per*dt.Size())
-		if err := done(ctx, c.ReduceScatter(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), op)); err != nil {
+		n, me := c.Size(), c.Rank()
+		counts := make([]int, n)
+		total, off := 0, 0
+		for r := range n {
+			counts[r] = per
+			if v {
+				counts[r] = vcount(per, r)
+			}
+			if r == me {
+				off = total
+			}
+			total += counts[r]
+		}
+		send := input(dt, op, me, 0, total)
+		recv := make([]byte, counts[me]*dt.Size())
+		var err error
+		if v {
+			err = c.ReduceScatterV(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), counts, op)
+		} else {
+			err = c.ReduceScatter(ctx, raw(ctx, send, dt), raw(ctx, recv, dt), op)
+		}
+		if err := done(ctx, err); err != nil {
 			return err
 		}
-		return compare(dt, recv, reference(dt, op, n, c.Rank()*per, per))
+		return compare(dt, recv, reference(dt, op, n, off, counts[me]))
 	}
 }
 
@@ -799,7 +820,8 @@ func extraCases(n int) []Case {
 			}
 			add(fmt.Sprintf("allreduce/%v/%v/count=1001", dt, op), allReduceCase(dt, op, 1001, false))
 			add(fmt.Sprintf("allreduce/%v/%v/count=7/inplace=true", dt, op), allReduceCase(dt, op, 7, true))
-			add(fmt.Sprintf("reducescatter/%v/%v/count=3", dt, op), reduceScatterCase(dt, op, 3))
+			add(fmt.Sprintf("reducescatter/%v/%v/count=3", dt, op), reduceScatterCase(dt, op, 3, false))
+			add(fmt.Sprintf("reducescatterv/%v/%v/count~3", dt, op), reduceScatterCase(dt, op, 3, true))
 			add(fmt.Sprintf("reduce/%v/%v/count=7/root=%d", dt, op, n-1), reduceCase(dt, op, 7, n-1))
 			if op.User() != nil {
 				add(fmt.Sprintf("scan/%v/%v/count=7", dt, op), scanCase(dt, op, 7, false))

@@ -77,11 +77,14 @@ const (
 	Exscan
 	// Probe names errors of Probe; no Call has it.
 	Probe
+	// ReduceScatterV is ReduceScatter with blocks of Counts[i] elements
+	// (MPI_Reduce_scatter): Send holds their total, Recv block Rank().
+	ReduceScatterV
 )
 
 var kindNames = [...]string{"", "allreduce", "broadcast", "reduce", "allgather", "allgatherv",
 	"reducescatter", "alltoall", "alltoallv", "barrier", "split", "send", "recv",
-	"gather", "gatherv", "scatter", "scatterv", "scan", "exscan", "probe"}
+	"gather", "gatherv", "scatter", "scatterv", "scan", "exscan", "probe", "reducescatterv"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k > 0 {
@@ -126,7 +129,7 @@ func (s Status) Count(dt DType) int {
 // Counts are in elements. Count is the whole buffer for AllReduce, Reduce,
 // Broadcast, Scan and Exscan; one rank's block for AllGather,
 // ReduceScatter, Split, Gather and Scatter; one peer's block for AllToAll;
-// the total of Counts for AllGatherV; 0 for GatherV and ScatterV, whose
+// the total of Counts for AllGatherV and ReduceScatterV; 0 for GatherV and ScatterV, whose
 // Counts only the root has (elsewhere nil: a rank's block is its buffer);
 // the message for Send, and the receive buffer's capacity for Recv. Send and Recv hold
 // exactly the bytes the operation reads and writes (Recv is empty on the
@@ -138,12 +141,12 @@ func (s Status) Count(dt DType) int {
 type Call struct {
 	Kind  Kind
 	DType DType
-	Op    Op // AllReduce, Reduce, ReduceScatter
+	Op    Op // AllReduce, Reduce, ReduceScatter(V), Scan, Exscan
 	Send  []byte
 	Recv  []byte
 	Count int
-	// Counts is the block of each rank of AllGatherV, GatherV and
-	// ScatterV (the latter two at the root only), and AllToAllV's count
+	// Counts is the block of each rank of AllGatherV, ReduceScatterV,
+	// GatherV and ScatterV (the latter two at the root only), and AllToAllV's count
 	// sent to each rank; RecvCounts is AllToAllV's count received from
 	// each.
 	Counts, RecvCounts []int
@@ -152,6 +155,10 @@ type Call struct {
 	// AnySource; a Send to this rank is a message to itself), and the tag
 	// (a Recv's may be AnyTag).
 	Peer, Tag int
+	// Vector, when not nil, lays a Send's or Recv's message over its
+	// buffer in strided blocks (p2p.go); Count is then the message's
+	// elements.
+	Vector *Vector
 	// Status is where a Recv reports the message it received; a message
 	// longer than the receive buffer fails it with ErrMismatch.
 	Status Status

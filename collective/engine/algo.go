@@ -72,6 +72,12 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 			}, run: reducescatterRD},
 			{name: "ring", id: 11, can: commutesOnly, run: reducescatterRing},
 		},
+		driver.ReduceScatterV: {
+			{name: "rd", id: 40, prefer: func(c *conn, a *driver.Call) bool {
+				return a.Count*a.DType.Size() <= smallAllReduce || !a.Op.Commutative()
+			}, run: reducescatterRD},
+			{name: "ring", id: 41, can: commutesOnly, run: reducescatterRing},
+		},
 		driver.AllToAll: {
 			{name: "pairwise", id: 12, run: alltoallPairwise},
 		},

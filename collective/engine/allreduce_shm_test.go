@@ -17,6 +17,7 @@ import (
 
 	"github.com/weft-hpc/weft/collective/driver"
 	"github.com/weft-hpc/weft/collective/transport/shm"
+	"github.com/weft-hpc/weft/internal/mpitest"
 	"github.com/weft-hpc/weft/internal/reduce"
 )
 
@@ -241,7 +242,7 @@ func TestMismatchShm(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &syncBuffer{}
+			log := &mpitest.Buffer{}
 			pair := shmPair(t, mismatchTimeout)
 			for _, c := range pair {
 				c.ep.cfg.log = slog.New(slog.NewTextHandler(log, nil))

@@ -52,6 +52,8 @@ func (d desc) String() string {
 	switch d.op {
 	case driver.AllReduce, driver.ReduceScatter, driver.Scan, driver.Exscan:
 		s += ", " + d.redop.String()
+	case driver.ReduceScatterV:
+		s += fmt.Sprintf(", %v, counts #%08x", d.redop, uint32(d.root))
 	case driver.Reduce:
 		s += fmt.Sprintf(", %v, root %d", d.redop, d.root)
 	case driver.Broadcast, driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
@@ -73,9 +75,25 @@ func (d desc) String() string {
 	return s + ")"
 }
 
-// callDesc is the description of a collective call.
+// callDesc is the description of a collective call. ReduceScatterV,
+// which has no root, carries the fingerprint of its counts there instead, so that calls whose blocks differ (not only their
+// total) mismatch at their first frame, whatever the algorithm.
 func callDesc(a *driver.Call) desc {
-	return desc{op: a.Kind, dtype: a.DType, redop: a.Op, root: int32(a.Root), count: uint64(a.Count)}
+	d := desc{op: a.Kind, dtype: a.DType, redop: a.Op, root: int32(a.Root), count: uint64(a.Count)}
+	if a.Kind == driver.ReduceScatterV {
+		d.root = countsPrint(a.Counts)
+	}
+	return d
+}
+
+// countsPrint is a fingerprint of a list of counts (FNV-1a of their
+// values).
+func countsPrint(counts []int) int32 {
+	h := fnv.New32a()
+	for _, n := range counts {
+		fmt.Fprintf(h, "%d,", n)
+	}
+	return int32(h.Sum32())
 }
 
 // conn is one rank's part of a communicator over an endpoint: the world,
@@ -271,25 +289,59 @@ func (c *conn) p2pExec(ctx context.Context, a *driver.Call) *exec {
 func (x *exec) sendFirst(a *driver.Call) (int, error) {
 	p := x.c.ep.peerOf(x.c.world[a.Peer])
 	h := &x.h
-	*h = x.header(uint32(a.Tag), len(a.Send))
-	n := min(len(a.Send), x.chunk)
+	size := msgBytes(a)
+	*h = x.header(uint32(a.Tag), size)
+	n := min(size, x.chunk)
 	h.Off, h.Len = 0, uint32(n)
-	return n, p.writeNumbered(h, a.Send[:n], &x.c.sendSeq[a.Peer])
+	b := x.frame(a, 0, n)
+	err := p.writeNumbered(h, b, &x.c.sendSeq[a.Peer])
+	x.framed(a, b)
+	return n, err
 }
 
 // sendRest writes the frames of a Send after the first.
 func (x *exec) sendRest(a *driver.Call, off int) error {
 	p := x.c.ep.peerOf(x.c.world[a.Peer])
 	h := &x.h
-	for off < len(a.Send) {
-		n := min(len(a.Send)-off, x.chunk)
+	for size := msgBytes(a); off < size; {
+		n := min(size-off, x.chunk)
 		h.Off, h.Len = uint64(off), uint32(n)
-		if err := p.write(h, a.Send[off:off+n]); err != nil {
+		b := x.frame(a, off, n)
+		err := p.write(h, b)
+		x.framed(a, b)
+		if err != nil {
 			return err
 		}
 		off += n
 	}
 	return nil
+}
+
+// msgBytes is the size of a Send's message.
+func msgBytes(a *driver.Call) int {
+	if a.Vector != nil {
+		return a.Vector.Bytes(a.DType.Size())
+	}
+	return len(a.Send)
+}
+
+// frame is the bytes [off, off+n) of a Send's message: of its buffer, or,
+// for a vector, gathered from its blocks into a pool buffer, which framed
+// returns to the pool once the frame is written (a link is done with a
+// payload when its write returns).
+func (x *exec) frame(a *driver.Call, off, n int) []byte {
+	if a.Vector == nil {
+		return a.Send[off : off+n]
+	}
+	b := x.c.ep.pool.get(n)
+	a.Vector.Gather(b, a.Send, off, a.DType.Size())
+	return b
+}
+
+func (x *exec) framed(a *driver.Call, b []byte) {
+	if a.Vector != nil {
+		x.c.ep.pool.put(b)
+	}
 }
 
 // Start posts a Recv (a receive that takes its message when it comes), or
@@ -312,7 +364,7 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 	if err != nil {
 		return nil, c.result(err)
 	}
-	if off == len(a.Send) {
+	if off == msgBytes(a) {
 		return sent, nil
 	}
 	p := &sendPending{c: c, done: make(chan struct{})}

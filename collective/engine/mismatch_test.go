@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
+	"github.com/weft-hpc/weft/internal/mpitest"
 )
 
 // A mismatch case: each rank's call, and the rank every rank must blame.
@@ -126,6 +126,23 @@ func mismatchCases(count int) []mismatchCase {
 			return &driver.Call{Kind: driver.ReduceScatter, DType: driver.Float32, Op: driver.Sum, Count: c,
 				Send: make([]byte, 4*c*3), Recv: make([]byte, 4*c)}
 		}, 0},
+		{"reduce-scatter-v blocks", 3, func(r int) *driver.Call {
+			// The same total, other blocks on rank 1.
+			counts := []int{count + 1, count, count}
+			if r == 1 {
+				counts = []int{count, count + 1, count}
+			}
+			return &driver.Call{Kind: driver.ReduceScatterV, DType: driver.Float32, Op: driver.Sum, Count: 3*count + 1, Counts: counts,
+				Send: make([]byte, 4*(3*count+1)), Recv: make([]byte, 4*counts[r])}
+		}, 1},
+		{"reduce-scatter-v against reduce-scatter", 3, func(r int) *driver.Call {
+			if r == 2 {
+				return &driver.Call{Kind: driver.ReduceScatterV, DType: driver.Float32, Op: driver.Sum, Count: 3 * count, Counts: []int{count, count, count},
+					Send: make([]byte, 4*3*count), Recv: make([]byte, 4*count)}
+			}
+			return &driver.Call{Kind: driver.ReduceScatter, DType: driver.Float32, Op: driver.Sum, Count: count,
+				Send: make([]byte, 4*count*3), Recv: make([]byte, 4*count)}
+		}, 2},
 		{"all-to-all against allgather", 4, func(r int) *driver.Call {
 			if r == 1 {
 				return &driver.Call{Kind: driver.AllToAll, DType: driver.Float32, Count: count, Send: make([]byte, 4*count*4), Recv: make([]byte, 4*count*4)}
@@ -141,24 +158,6 @@ func mismatchCases(count int) []mismatchCase {
 	}
 }
 
-// syncBuffer is a log destination for goroutine ranks.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // mismatchTimeout is the silence limit of the tests: the errors must come
 // well before it.
 const mismatchTimeout = 30 * time.Second
@@ -166,7 +165,7 @@ const mismatchTimeout = 30 * time.Second
 // checkMismatch runs each rank's call of tc on cs at once and checks that
 // every rank fails fast with ErrMismatch naming tc.culprit, in its error
 // and in the one warning it logs to log.
-func checkMismatch(t *testing.T, cs []*conn, tc mismatchCase, log *syncBuffer) {
+func checkMismatch(t *testing.T, cs []*conn, tc mismatchCase, log *mpitest.Buffer) {
 	t.Helper()
 	errs := make([]error, len(cs))
 	start := time.Now()
@@ -222,7 +221,7 @@ func atoi(s string) int {
 }
 
 // localRanks makes n goroutine ranks logging to log.
-func localRanks(t *testing.T, n int, cfg driver.Config, log *syncBuffer) []*conn {
+func localRanks(t *testing.T, n int, cfg driver.Config, log *mpitest.Buffer) []*conn {
 	t.Helper()
 	cfg.Timeout = mismatchTimeout
 	cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
@@ -277,7 +276,7 @@ func TestMismatchEveryAlgorithm(t *testing.T) {
 						cfg.Hosts = nil // hier needs several ranks on a host
 					}
 				}
-				log := &syncBuffer{}
+				log := &mpitest.Buffer{}
 				checkMismatch(t, localRanks(t, tc.n, cfg, log), tc, log)
 			})
 		}
@@ -290,7 +289,7 @@ func TestMismatchEveryAlgorithm(t *testing.T) {
 // but the timeout names the other communicator's operation, which the
 // waiting rank learned from its peer's probe.
 func TestMismatchCommunicators(t *testing.T) {
-	cfg := driver.Config{Settings: map[string]string{"WEFT_CHUNK_BYTES": "4096"}, Timeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}
+	cfg := driver.Config{Settings: map[string]string{"WEFT_CHUNK_BYTES": "4096"}, Timeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&mpitest.Buffer{}, nil))}
 	dcs, err := NewLocal(2, &cfg)
 	if err != nil {
 		t.Fatal(err)

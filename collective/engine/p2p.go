@@ -119,7 +119,7 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 		p.mu.Unlock()
 		return err
 	}
-	if s := env.s; s != nil {
+	if s := env.s; s != nil && s.vec == nil {
 		// Straight into the receive's buffer.
 		s.busy = true
 		p.mu.Unlock()
@@ -137,8 +137,8 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 		return err
 	}
 	p.mu.Lock()
-	if s := env.s; s != nil { // matched while we read
-		copy(s.buf[min(int(h.Off), len(s.buf)):], b)
+	if s := env.s; s != nil { // matched while we read, or a vector's blocks
+		s.put(int(h.Off), b)
 		ep.pool.put(b)
 	} else {
 		env.frames = append(env.frames, earlyFrame{off: h.Off, b: b})
@@ -163,6 +163,28 @@ func (env *envelope) landed(n int, err error) {
 	env.p.settle(s)
 	if env.got >= env.msgLen {
 		delete(env.p.msgs, env.key)
+	}
+}
+
+// room is the size of the largest message a point-to-point receive takes.
+func (s *slot) room() int {
+	if s.vec != nil {
+		return s.vec.Bytes(s.d.dtype.Size())
+	}
+	return len(s.buf)
+}
+
+// put lands the bytes b of a point-to-point receive's message at off: in
+// its buffer, or scattered over a vector's blocks. A receive that failed
+// (its buffer dropped) takes nothing.
+func (s *slot) put(off int, b []byte) {
+	switch {
+	case s.err != nil || s.buf == nil:
+	case s.vec != nil && off+len(b) <= s.room():
+		s.vec.Scatter(s.buf, b, off, s.d.dtype.Size())
+	case s.vec != nil: // past the receive: the envelope's size check failed it already
+	default:
+		copy(s.buf[min(off, len(s.buf)):], b)
 	}
 }
 
@@ -193,9 +215,9 @@ func (env *envelope) bind(s *slot) *driver.Failure {
 	case env.dtype != s.d.dtype && env.msgLen > 0: // an empty message has no type to disagree on
 		f = &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
 			Msg: fmt.Sprintf("rank %d sent %d bytes of %v (tag %d) where rank %d receives %v", p.rank, env.msgLen, env.dtype, env.tag, p.ep.rank, s.d.dtype)}
-	case env.msgLen > len(s.buf):
+	case env.msgLen > s.room():
 		f = &driver.Failure{Kind: driver.ErrMismatch, Culprit: p.rank, Origin: -1,
-			Msg: fmt.Sprintf("rank %d sent a message of %d bytes (tag %d) to a receive of %d bytes on rank %d", p.rank, env.msgLen, env.tag, len(s.buf), p.ep.rank)}
+			Msg: fmt.Sprintf("rank %d sent a message of %d bytes (tag %d) to a receive of %d bytes on rank %d", p.rank, env.msgLen, env.tag, s.room(), p.ep.rank)}
 	}
 	if f != nil {
 		s.err = f
@@ -208,7 +230,7 @@ func (env *envelope) bind(s *slot) *driver.Failure {
 		return f
 	}
 	for _, fr := range env.frames {
-		copy(s.buf[fr.off:], fr.b)
+		s.put(int(fr.off), fr.b)
 		p.ep.pool.put(fr.b)
 		s.frames++
 	}
@@ -239,12 +261,7 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 	if a.Peer != driver.AnySource {
 		src = c.world[a.Peer]
 	}
-	s := &slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, want: -1, status: &a.Status,
-		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: make(chan struct{})}
-	if src >= 0 {
-		s.p = ep.peerOf(src)
-		s.from = s.p
-	}
+	s := c.recvSlot(a, src)
 	m := c.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -273,6 +290,69 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 		}
 	}
 	m.posted = append(m.posted, s)
+	return s, nil
+}
+
+// recvSlot is the receive a from world rank src (or AnySource).
+func (c *conn) recvSlot(a *driver.Call, src int) *slot {
+	s := &slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, vec: a.Vector, want: -1, status: &a.Status,
+		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: make(chan struct{})}
+	if src >= 0 {
+		s.p = c.ep.peerOf(src)
+		s.from = s.p
+	}
+	return s
+}
+
+// Cancel withdraws a receive still waiting in the matcher (MPI_Cancel):
+// it completes at once, without error, and Cancelled says so. A receive
+// that a message has matched goes on to take it.
+func (s *slot) Cancel() error {
+	m := s.c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, x := range m.posted {
+		if x == s {
+			m.posted = append(m.posted[:i], m.posted[i+1:]...)
+			s.cancelled = true
+			close(s.done)
+			break
+		}
+	}
+	return nil
+}
+
+// Cancelled reports whether Cancel withdrew the receive (set before done
+// closes).
+func (s *slot) Cancelled() bool {
+	select {
+	case <-s.done:
+		return s.cancelled
+	default:
+		return false
+	}
+}
+
+// matchedMsg is a message Mprobe took off the matcher: its frames go on
+// arriving into the envelope until Start binds it to a receive.
+type matchedMsg struct {
+	c   *conn
+	env *envelope
+}
+
+// Start receives the message into a (MPI_Imrecv).
+func (mm *matchedMsg) Start(a *driver.Call) (driver.Pending, error) {
+	c, env := mm.c, mm.env
+	if c.ep.failure() != nil {
+		return nil, c.ep.verdict()
+	}
+	s := c.recvSlot(a, env.p.rank)
+	env.p.mu.Lock()
+	f := env.bind(s)
+	env.p.mu.Unlock()
+	if f != nil {
+		c.ep.failWith(f)
+	}
 	return s, nil
 }
 
@@ -306,9 +386,26 @@ func (ep *endpoint) failPosted(from int, why *driver.Failure) {
 	}
 }
 
-// probe looks for an unmatched message a receive from src (a rank of c,
+// Probe looks for an unmatched message a receive from src (a rank of c,
 // or AnySource) with tag would take.
 func (c *conn) Probe(ctx context.Context, src, tag int, wait bool) (driver.Status, bool, error) {
+	_, st, ok, err := c.probe(ctx, src, tag, wait, false)
+	return st, ok, err
+}
+
+// Mprobe is Probe that takes the message it finds off the matcher
+// (MPI_Mprobe): no receive matches it after, and the Matched receives it.
+func (c *conn) Mprobe(ctx context.Context, src, tag int, wait bool) (driver.Matched, driver.Status, bool, error) {
+	env, st, ok, err := c.probe(ctx, src, tag, wait, true)
+	if !ok {
+		return nil, st, ok, err
+	}
+	return &matchedMsg{c: c, env: env}, st, true, nil
+}
+
+// probe finds the earliest unmatched message a receive from src with tag
+// would take, and with take removes it from the matcher.
+func (c *conn) probe(ctx context.Context, src, tag int, wait, take bool) (*envelope, driver.Status, bool, error) {
 	w := driver.AnySource
 	if src != driver.AnySource {
 		w = c.world[src]
@@ -319,25 +416,28 @@ func (c *conn) Probe(ctx context.Context, src, tag int, wait bool) (driver.Statu
 		m.mu.Lock()
 		if c.ep.failure() != nil {
 			m.mu.Unlock()
-			return driver.Status{}, false, c.ep.verdict()
+			return nil, driver.Status{}, false, c.ep.verdict()
 		}
-		for _, env := range m.unexp {
+		for i, env := range m.unexp {
 			if matches(probe, env.p.rank, env.tag) {
+				if take {
+					m.unexp = append(m.unexp[:i], m.unexp[i+1:]...)
+				}
 				m.mu.Unlock()
-				return driver.Status{Source: c.commRank(env.p.rank), Tag: env.tag, Bytes: env.msgLen}, true, nil
+				return env, driver.Status{Source: c.commRank(env.p.rank), Tag: env.tag, Bytes: env.msgLen}, true, nil
 			}
 		}
 		arrived := m.arrived
 		m.mu.Unlock()
 		if !wait {
 			c.progress(w)
-			return driver.Status{}, false, nil
+			return nil, driver.Status{}, false, nil
 		}
 		select {
 		case <-arrived:
 		case <-ctx.Done():
 			c.abortCtx(ctx, driver.Probe)
-			return driver.Status{}, false, c.ep.verdict()
+			return nil, driver.Status{}, false, c.ep.verdict()
 		case <-time.After(pollSlice):
 			c.progress(w)
 		}

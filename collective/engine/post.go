@@ -21,11 +21,13 @@ type slot struct {
 	// A point-to-point receive: its source (world rank or AnySource), tag
 	// (or AnyTag), the size of the message once matched (want), and where
 	// its status goes.
-	p2p      bool
-	c        *conn
-	src, tag int
-	want     int
-	status   *driver.Status
+	p2p       bool
+	c         *conn
+	src, tag  int
+	want      int
+	status    *driver.Status
+	vec       *driver.Vector // a strided receive: frames are scattered over buf (put)
+	cancelled bool           // withdrawn by Cancel; set under the matcher's lock before done closes
 
 	// A reducing receive: buf = local op message, element by element, as
 	// the frames arrive, without landing the message anywhere first.

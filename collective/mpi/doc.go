@@ -24,7 +24,7 @@
 //
 // Each collective is the blocking MPI call (MPI_Allreduce, MPI_Bcast,
 // MPI_Reduce, MPI_Allgather, MPI_Allgatherv, MPI_Reduce_scatter_block,
-// MPI_Alltoall, MPI_Alltoallv, MPI_Barrier) made on the caller's
+// MPI_Reduce_scatter (ReduceScatterV), MPI_Alltoall, MPI_Alltoallv, MPI_Barrier) made on the caller's
 // goroutine, or, for the I-forms, on a goroutine of the communicator
 // (package collective runs them there in issue order). So AllReduce on one
 // rank matches IAllReduce on another, which MPI's own blocking and
@@ -35,7 +35,13 @@
 // the CPU between tests, never sleeping: MPI moves a transfer forward
 // only inside its calls), their buffers pinned until MPI is done with
 // them. A receive whose context ends is withdrawn with MPI_Cancel (if
-// its message matched first, it completes with it). A Send or ISend to
+// its message matched first, it completes with it). A collective.Vector
+// buffer is one MPI_Type_vector of the element type, committed for the
+// call and freed once it is posted. Mprobe and Improbe are MPI_Improbe
+// (polled, as a Probe that waits polls MPI_Iprobe), and a Message's
+// receive MPI_Imrecv; Request.Cancel is MPI_Cancel, and MPI_Test_cancelled
+// of the completed receive's status answers Cancelled. Persistent
+// requests post an MPI_Isend or MPI_Irecv at each Start. A Send or ISend to
 // this rank is an MPI_Isend from a copy in C memory, complete at once
 // (collective's rule: a send to oneself never waits for its receive);
 // the copy is freed when a receive takes the message, and Close receives
@@ -49,7 +55,7 @@
 // the root with send and recv the same memory; AllGather and AllGatherV
 // with send at this rank's block of recv; AllToAllV with the same memory
 // and equal counts). MPI forbids other aliasing, so any other overlap of
-// send and recv (ReduceScatter's included: MPI's in-place layout is not
+// send and recv (ReduceScatter(V)'s included: MPI's in-place layout is not
 // Weft's) costs a copy of send.
 //
 // # Types and reductions
@@ -206,11 +212,14 @@
 // docs/BENCHMARKS.md has the measurements.
 //
 // Open MPI's large collectives allocate their temporary buffers at every
-// call, and glibc returns them to the system, so every call pays first
-// touch; GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
-// keeps them. In a multi-threaded process (any Go program) glibc serves
-// other threads from arenas of their own, where those tunables do not
-// help: add glibc.malloc.arena_max=1.
+// call, and glibc returns them to the system, so every call would pay
+// first touch; and glibc serves a multi-threaded process (any Go program)
+// from arenas per thread. Before MPI_Init the backend therefore sets
+// mallopt's M_MMAP_MAX 0, M_TRIM_THRESHOLD 2^31-1 and M_ARENA_MAX 1 (what
+// GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=...:glibc.malloc.arena_max=1
+// would), so the C heap keeps what it frees, at the price of keeping its
+// peak size until the process ends. Each of the three that
+// GLIBC_TUNABLES sets is the user's choice, and the backend leaves it.
 //
 // # Environment
 //

@@ -25,3 +25,7 @@ func SetCheck(mode string) (restore func()) {
 	paramCheck = func() (checkMode, error) { return m, err }
 	return func() { paramCheck = old }
 }
+
+// MallocMaps says whether glibc serves a malloc of n bytes with a mapping
+// of its own.
+var MallocMaps = mallocMaps

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,20 @@ var extras = []check{
 	{"abort", abortComm},
 	{"context", contextEnds},
 	{"recv/mismatch", recvMismatch},
+	{"malloc/kept", mallocKept},
+}
+
+// mallocKept: the backend made glibc keep what the MPI library frees
+// (keepMalloc): a 64 MiB malloc comes from the heap, not a mapping of its
+// own, unless the user set glibc.malloc.mmap_max.
+func mallocKept(ctx context.Context, c *collective.Comm) error {
+	if strings.Contains(os.Getenv("GLIBC_TUNABLES"), "glibc.malloc.mmap_max=") {
+		return nil
+	}
+	if mpi.MallocMaps(64 << 20) {
+		return fmt.Errorf("a 64 MiB malloc was served by mmap after Open: keepMalloc did not take")
+	}
+	return nil
 }
 
 // extraChecks runs the checks in order on every rank and stops at the first

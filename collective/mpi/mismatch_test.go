@@ -129,6 +129,18 @@ var mismatches = []mismatchCase{
 			recv := filled[float32](total, sentinel)
 			return d.AllGatherV(ctx, collective.Buf(filled[float32](2, 1)), collective.Buf(recv), counts), untouched(recv, sentinel)
 		}},
+	{"reducescatterv/counts", []string{"reducescatterv(", "sum, counts #"},
+		func(ctx context.Context, d *collective.Comm, odd bool) (error, func() error) {
+			// The same total, but rank 1 cuts it otherwise.
+			counts := slices.Repeat([]int{2}, d.Size())
+			counts[0] = 3
+			if odd {
+				counts[0], counts[1] = 2, 3
+			}
+			total := 2*d.Size() + 1
+			recv := filled[float32](counts[d.Rank()], sentinel)
+			return d.ReduceScatterV(ctx, collective.Buf(filled[float32](total, 1)), collective.Buf(recv), counts, collective.Sum), untouched(recv, sentinel)
+		}},
 	{"gatherv/blocks", []string{"gatherv(float32, root 0)", "rank 1's send holds 3"},
 		func(ctx context.Context, d *collective.Comm, odd bool) (error, func() error) {
 			// Counts at the root only: rank 1's block is not its count.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,6 +128,7 @@ func open(ctx context.Context, cfg *driver.Config) (driver.Conn, error) {
 			log = slog.Default()
 		}
 		adviseYield(l, isMPICH, func(m string) { log.Info(m) }, func(m string) { log.Warn(m) })
+		keepMalloc(func(m string) { log.Info(m) })
 	}
 	if err := startLocked(); err != nil {
 		return nil, err
@@ -456,3 +458,33 @@ func Finalized() bool {
 	defer lib.mu.Unlock()
 	return lib.finalized
 }
+
+// keepMalloc makes glibc keep the memory the MPI library frees, before
+// MPI_Init. Open MPI's large collectives malloc their temporary buffers at
+// every call (coll_base_allreduce.c), and glibc's defaults hand blocks of
+// 128 KiB and more back to the system at free, so every call pays the
+// first touch of fresh pages again (a 64 MiB allreduce ran at 0.59x C's
+// bus bandwidth with both sides given the no-mmap, no-trim tunables); and
+// a Go program is multi-threaded, so glibc serves its threads from arenas
+// of their own, where those settings do not reach (0.93x only with one
+// arena). mallopt(3) sets the three for this process: M_MMAP_MAX 0,
+// M_TRIM_THRESHOLD 2^31-1, M_ARENA_MAX 1, each unless GLIBC_TUNABLES sets
+// that tunable (glibc.malloc.mmap_max, trim_threshold, arena_max: the
+// user chose). The cost: the C heap keeps its peak size until the process
+// ends. docs/BENCHMARKS.md has the measurements.
+func keepMalloc(info func(string)) {
+	t := os.Getenv("GLIBC_TUNABLES")
+	unset := func(name string) C.int {
+		if strings.Contains(t, "glibc.malloc."+name+"=") {
+			return 0
+		}
+		return 1
+	}
+	if C.weft_keep_malloc(unset("mmap_max"), unset("trim_threshold"), unset("arena_max")) != 0 {
+		info("weft: mpi backend: mallopt refused: the C heap returns what it frees (set GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.arena_max=1 for the large collectives' speed)")
+	}
+}
+
+// mallocMaps says whether glibc serves a malloc of n bytes with a mapping
+// of its own, which keepMalloc turns off.
+func mallocMaps(n int) bool { return C.weft_malloc_maps(C.size_t(n)) != 0 }

@@ -35,6 +35,9 @@ type pending struct {
 	mu   sync.Mutex // one MPI_Test at a time on req
 	done atomic.Bool
 	err  error // set before done
+
+	cancel    bool // Cancel asked MPI to withdraw the receive; guarded by mu
+	cancelled bool // MPI withdrew it (MPI_Test_cancelled); set before done
 }
 
 // Start is MPI_Isend or MPI_Irecv; a Send to this rank is buffered
@@ -59,19 +62,53 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 	var rc C.int
 	dt, n, peer, tag := ctype(a.DType), C.int(a.Count), C.int(a.Peer), C.int(a.Tag)
 	if a.Kind == driver.Send {
-		rc = C.weft_send(addr(buf), n, dt, peer, tag, c.comm, p.req)
+		rc = C.weft_send(addr(buf), n, dt, cvec(a.Vector), peer, tag, c.comm, p.req)
 	} else {
-		rc = C.weft_recv(addr(buf), n, dt, peer, tag, c.comm, p.req, nil)
+		rc = C.weft_recv(addr(buf), n, dt, cvec(a.Vector), peer, tag, c.comm, p.req, nil)
 	}
+	return c.posted(p, rc, strings.Replace(mpiName[a.Kind], "MPI_", "MPI_I", 1))
+}
+
+// posted registers p, which the MPI call what posted with result rc.
+func (c *conn) posted(p *pending, rc C.int, what string) (driver.Pending, error) {
 	if rc != 0 {
 		p.pin.Unpin()
-		return nil, failure(strings.Replace(mpiName[a.Kind], "MPI_", "MPI_I", 1), rc)
+		return nil, failure(what, rc)
 	}
 	c.mu.Lock()
 	c.pending[p] = struct{}{}
 	c.mu.Unlock()
 	return p, nil
 }
+
+// cvec is a vector layout as weft_send and weft_recv take it (they make
+// the MPI_Type_vector); nil for none.
+func cvec(v *driver.Vector) *C.int {
+	if v == nil {
+		return nil
+	}
+	return &[]C.int{C.int(v.Count), C.int(v.BlockLen), C.int(v.Stride)}[0]
+}
+
+// Cancel is MPI_Cancel of a posted receive; Test then completes it.
+func (p *pending) Cancel() error {
+	if p.a.Kind != driver.Recv {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done.Load() || p.cancel {
+		return nil
+	}
+	if rc := C.weft_cancel_post(p.req); rc != 0 {
+		return failure("MPI_Cancel", rc)
+	}
+	p.cancel = true
+	return nil
+}
+
+// Cancelled is MPI_Test_cancelled of the completed receive.
+func (p *pending) Cancelled() bool { return p.done.Load() && p.cancelled }
 
 // Test is MPI_Test. Once the world has been aborted, a call MPI has not
 // completed reports that failure (and is abandoned: MPI keeps its buffer).
@@ -177,7 +214,9 @@ func (p *pending) poll() bool {
 	case flag == 0:
 		return false
 	default:
-		if p.a.Kind == driver.Recv {
+		if p.a.Kind == driver.Recv && st.cancelled != 0 {
+			p.cancelled = true
+		} else if p.a.Kind == driver.Recv {
 			p.a.Status = status(st)
 		}
 		p.finishLocked(nil)
@@ -242,12 +281,48 @@ func reap() {
 // Probe is MPI_Iprobe; a Probe that waits polls it as Wait polls
 // MPI_Test, so that its context is honoured (MPI_Probe would not return).
 func (c *conn) Probe(ctx context.Context, peer, tag int, wait bool) (driver.Status, bool, error) {
+	return c.probe(ctx, wait, "MPI_Iprobe", func(found *C.int, st *C.weft_status) C.int {
+		return C.weft_iprobe(C.int(peer), C.int(tag), c.comm, found, st)
+	})
+}
+
+// matched is a message MPI_Improbe took (an MPI_Message).
+type matched struct {
+	c   *conn
+	msg *C.MPI_Message // an allocation of its own, as pending.req
+}
+
+// Mprobe is MPI_Improbe, polled as Probe polls MPI_Iprobe.
+func (c *conn) Mprobe(ctx context.Context, peer, tag int, wait bool) (driver.Matched, driver.Status, bool, error) {
+	m := &matched{c: c, msg: new(C.MPI_Message)}
+	st, ok, err := c.probe(ctx, wait, "MPI_Improbe", func(found *C.int, st *C.weft_status) C.int {
+		return C.weft_improbe(C.int(peer), C.int(tag), c.comm, found, m.msg, st)
+	})
+	if !ok {
+		return nil, st, ok, err
+	}
+	return m, st, ok, err
+}
+
+// Start is MPI_Imrecv of the message.
+func (m *matched) Start(a *driver.Call) (driver.Pending, error) {
+	p := &pending{c: m.c, a: a, req: new(C.MPI_Request)}
+	if b := addr(a.Recv); b != nil {
+		p.pin.Pin(b)
+	}
+	rc := C.weft_imrecv(addr(a.Recv), C.int(a.Count), ctype(a.DType), cvec(a.Vector), m.msg, p.req)
+	return m.c.posted(p, rc, "MPI_Imrecv")
+}
+
+// probe calls iprobe (MPI_Iprobe or MPI_Improbe) until it finds a message,
+// once without wait.
+func (c *conn) probe(ctx context.Context, wait bool, what string, iprobe func(*C.int, *C.weft_status) C.int) (driver.Status, bool, error) {
 	var start time.Time
 	for spins := 0; ; spins++ {
 		var found C.int
 		var st C.weft_status
-		if rc := C.weft_iprobe(C.int(peer), C.int(tag), c.comm, &found, &st); rc != 0 {
-			return driver.Status{}, false, failure("MPI_Iprobe", rc)
+		if rc := iprobe(&found, &st); rc != 0 {
+			return driver.Status{}, false, failure(what, rc)
 		}
 		if found != 0 {
 			return status(st), true, nil
@@ -290,10 +365,15 @@ type selfSend struct {
 func (c *conn) sendSelf(a *driver.Call) error {
 	c.reapSelf()
 	s := &selfSend{req: new(C.MPI_Request), tag: a.Tag}
-	if len(a.Send) > 0 {
-		s.buf = C.CBytes(a.Send)
+	msg := a.Send
+	if v := a.Vector; v != nil {
+		msg = make([]byte, v.Bytes(a.DType.Size()))
+		v.Gather(msg, a.Send, 0, a.DType.Size())
 	}
-	if rc := C.weft_send(s.buf, C.int(a.Count), ctype(a.DType), C.int(c.rank), C.int(a.Tag), c.comm, s.req); rc != 0 {
+	if len(msg) > 0 {
+		s.buf = C.CBytes(msg)
+	}
+	if rc := C.weft_send(s.buf, C.int(a.Count), ctype(a.DType), nil, C.int(c.rank), C.int(a.Tag), c.comm, s.req); rc != 0 {
 		C.free(s.buf)
 		return failure("MPI_Isend of a message to this rank", rc)
 	}
@@ -341,7 +421,7 @@ func (c *conn) drainSelf() bool {
 			continue
 		}
 		scratch := C.malloc(C.size_t(max(1, int(st.bytes))))
-		C.weft_recv(scratch, st.bytes, C.WEFT_T_U8, C.int(c.rank), C.int(tag), c.comm, nil, nil)
+		C.weft_recv(scratch, st.bytes, C.WEFT_T_U8, nil, C.int(c.rank), C.int(tag), c.comm, nil, nil)
 		C.free(scratch)
 	}
 	return true

@@ -196,6 +196,11 @@ func (c *conn) run(a *driver.Call) error {
 		// MPI's in-place layout (the result in the first block of the
 		// input) is not Weft's, so overlapping buffers go through a copy.
 		rc = C.weft_reduce_scatter_block(addr(sendOf(a.Send, a.Recv)), r, n, dt, cop(a.Op), c.comm)
+	case driver.ReduceScatterV:
+		// MPI_Reduce_scatter, through a copy where the buffers overlap, as
+		// ReduceScatter.
+		cnt, _ := cints(a.Counts)
+		rc = C.weft_reduce_scatter(addr(sendOf(a.Send, a.Recv)), r, &cnt[0], dt, cop(a.Op), c.comm)
 	case driver.AllToAll:
 		in := at(a.Send, a.Recv, 0)
 		if !in {
@@ -216,10 +221,10 @@ func (c *conn) run(a *driver.Call) error {
 	case driver.Barrier:
 		rc = C.weft_barrier(c.comm)
 	case driver.Send:
-		rc = C.weft_send(s, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil)
+		rc = C.weft_send(s, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm, nil)
 	case driver.Recv:
 		var st C.weft_status
-		rc = C.weft_recv(r, n, dt, C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
+		rc = C.weft_recv(r, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
 		if rc == 0 {
 			a.Status = status(st)
 		} else {
@@ -315,6 +320,7 @@ var mpiName = map[driver.Kind]string{
 	driver.Barrier: "MPI_Barrier", driver.Send: "MPI_Send", driver.Recv: "MPI_Recv",
 	driver.Gather: "MPI_Gather", driver.GatherV: "MPI_Gatherv", driver.Scatter: "MPI_Scatter",
 	driver.ScatterV: "MPI_Scatterv", driver.Scan: "MPI_Scan", driver.Exscan: "MPI_Exscan",
+	driver.ReduceScatterV: "MPI_Reduce_scatter",
 }
 
 // recvFailure is the error of a receive a that MPI failed with rc: for a

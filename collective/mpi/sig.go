@@ -25,7 +25,7 @@ type sig struct {
 	Op     driver.Op
 	Root   int
 	Count  int    // driver.Call's Count; 0 for AllToAllV, whose counts differ by rank; the rank's own block for GatherV and ScatterV
-	Counts uint64 // fingerprint of the block counts of AllGatherV, and of GatherV and ScatterV at the root; 0 elsewhere
+	Counts uint64 // fingerprint of the block counts of AllGatherV and ReduceScatterV, and of GatherV and ScatterV at the root; 0 elsewhere
 	Seq    int64  // the call's number on its communicator, from 0 (not hashed: the k-th check of every rank is its k-th call)
 }
 
@@ -33,7 +33,7 @@ type sig struct {
 func sigOf(a *driver.Call, seq int64) sig {
 	s := sig{Kind: a.Kind, DType: a.DType, Op: a.Op, Root: a.Root, Count: a.Count, Seq: seq}
 	switch a.Kind {
-	case driver.AllGatherV:
+	case driver.AllGatherV, driver.ReduceScatterV:
 		s.Counts = fingerprint(a.Counts)
 	case driver.GatherV, driver.ScatterV:
 		// Only the root has the counts (collective.Comm.GatherV): every
@@ -122,7 +122,7 @@ func (s sig) String() string {
 	}
 	b := fmt.Sprintf("%v(%d x %v", s.Kind, s.Count, s.DType)
 	switch s.Kind {
-	case driver.AllReduce, driver.ReduceScatter, driver.Reduce, driver.Scan, driver.Exscan:
+	case driver.AllReduce, driver.ReduceScatter, driver.ReduceScatterV, driver.Reduce, driver.Scan, driver.Exscan:
 		b += ", " + s.Op.String()
 	}
 	if s.Counts != 0 {

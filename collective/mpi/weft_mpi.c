@@ -3,6 +3,7 @@
 #include "weft_mpi.h"
 #include "weft_scalar.h"
 
+#include <malloc.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,22 @@ int weft_finalized(int *flag) { return MPI_Finalized(flag); }
 int weft_query_thread(int *provided) { return MPI_Query_thread(provided); }
 int weft_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
 
+int weft_keep_malloc(int mmap_max, int trim, int arena_max) {
+	// mallopt returns 1 on success, 0 on error
+	if (mmap_max && !mallopt(M_MMAP_MAX, 0)) return -1;
+	if (trim && !mallopt(M_TRIM_THRESHOLD, INT32_MAX)) return -1;
+	if (arena_max && !mallopt(M_ARENA_MAX, 1)) return -1;
+	return 0;
+}
+
+int weft_malloc_maps(size_t n) {
+	struct mallinfo2 before = mallinfo2();
+	void *p = malloc(n);
+	struct mallinfo2 after = mallinfo2();
+	free(p);
+	return after.hblks > before.hblks;
+}
+
 int weft_init(int *provided, int *own) {
 	int flag = 0, rc = MPI_Initialized(&flag);
 	if (rc != MPI_SUCCESS) return rc;
@@ -544,6 +561,10 @@ int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI
 	return MPI_Reduce_scatter_block(s, r, n, dtype(dt), redop(dt, op), c);
 }
 
+int weft_reduce_scatter(const void *s, void *r, const int *counts, int dt, int op, MPI_Comm c) {
+	return MPI_Reduce_scatter(s, r, counts, dtype(dt), redop(dt, op), c);
+}
+
 int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c) {
 	MPI_Datatype t = dtype(dt);
 	return MPI_Alltoall(sendbuf(s, inplace), n, t, r, n, t, c);
@@ -556,9 +577,38 @@ int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *
 
 int weft_barrier(MPI_Comm c) { return MPI_Barrier(c); }
 
-int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req) {
-	if (req) return MPI_Isend(b, n, dtype(dt), peer, tag, c, req);
-	return MPI_Send(b, n, dtype(dt), peer, tag, c);
+// p2p_type is the datatype of a point-to-point call: n elements of dt, or
+// with vec one committed MPI_Type_vector(vec[0], vec[1], vec[2]) of dt,
+// which the caller frees (free_type) once the call is posted or done (MPI
+// keeps what a posted call needs).
+static int p2p_type(int n, int dt, const int *vec, MPI_Datatype *t, int *count) {
+	*t = dtype(dt);
+	*count = n;
+	if (vec == NULL) return MPI_SUCCESS;
+	MPI_Datatype v;
+	int rc = MPI_Type_vector(vec[0], vec[1], vec[2], *t, &v);
+	if (rc != MPI_SUCCESS) return rc;
+	if ((rc = MPI_Type_commit(&v)) != MPI_SUCCESS) {
+		MPI_Type_free(&v);
+		return rc;
+	}
+	*t = v;
+	*count = 1;
+	return MPI_SUCCESS;
+}
+
+static int free_type(const int *vec, MPI_Datatype *t, int rc) {
+	if (vec == NULL) return rc;
+	int frc = MPI_Type_free(t);
+	return rc != MPI_SUCCESS ? rc : frc;
+}
+
+int weft_send(const void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c, MPI_Request *req) {
+	MPI_Datatype t;
+	int cnt, rc = p2p_type(n, dt, vec, &t, &cnt);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = req ? MPI_Isend(b, cnt, t, peer, tag, c, req) : MPI_Send(b, cnt, t, peer, tag, c);
+	return free_type(vec, &t, rc);
 }
 
 static void status_of(MPI_Status *st, weft_status *out) {
@@ -568,6 +618,7 @@ static void status_of(MPI_Status *st, weft_status *out) {
 	out->source = st->MPI_SOURCE;
 	out->tag = st->MPI_TAG;
 	out->bytes = n;
+	out->cancelled = 0;
 }
 
 static int is_truncate(int rc) {
@@ -578,13 +629,32 @@ static int is_truncate(int rc) {
 static int source_of(int peer) { return peer == -1 ? MPI_ANY_SOURCE : peer; }
 static int tag_of(int tag) { return tag == -1 ? MPI_ANY_TAG : tag; }
 
-int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *out) {
-	if (req) return MPI_Irecv(b, n, dtype(dt), source_of(peer), tag_of(tag), c, req);
+int weft_recv(void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *out) {
+	MPI_Datatype t;
+	int cnt, rc = p2p_type(n, dt, vec, &t, &cnt);
+	if (rc != MPI_SUCCESS) return rc;
+	if (req) return free_type(vec, &t, MPI_Irecv(b, cnt, t, source_of(peer), tag_of(tag), c, req));
 	MPI_Status st;
-	int rc = MPI_Recv(b, n, dtype(dt), source_of(peer), tag_of(tag), c, &st);
+	rc = MPI_Recv(b, cnt, t, source_of(peer), tag_of(tag), c, &st);
 	if (rc == MPI_SUCCESS || is_truncate(rc)) status_of(&st, out);
+	return free_type(vec, &t, rc);
+}
+
+int weft_improbe(int peer, int tag, MPI_Comm c, int *found, MPI_Message *msg, weft_status *out) {
+	MPI_Status st;
+	int rc = MPI_Improbe(source_of(peer), tag_of(tag), c, found, msg, &st);
+	if (rc == MPI_SUCCESS && *found) status_of(&st, out);
 	return rc;
 }
+
+int weft_imrecv(void *b, int n, int dt, const int *vec, MPI_Message *msg, MPI_Request *req) {
+	MPI_Datatype t;
+	int cnt, rc = p2p_type(n, dt, vec, &t, &cnt);
+	if (rc != MPI_SUCCESS) return rc;
+	return free_type(vec, &t, MPI_Imrecv(b, cnt, t, msg, req));
+}
+
+int weft_cancel_post(MPI_Request *req) { return MPI_Cancel(req); }
 
 int weft_test(MPI_Request *req, int *done, weft_status *out) {
 	MPI_Status st;
@@ -598,6 +668,7 @@ int weft_test(MPI_Request *req, int *done, weft_status *out) {
 		return rc;
 	}
 	if (*done) status_of(&st, out);
+	if (*done && out != NULL && MPI_Test_cancelled(&st, &out->cancelled) != MPI_SUCCESS) out->cancelled = 0;
 	return rc;
 }
 

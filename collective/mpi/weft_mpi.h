@@ -12,6 +12,7 @@
 #define WEFT_MPI_H
 
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "weft_types.h" // WEFT_T_* and WEFT_OP_*
@@ -24,6 +25,13 @@
 int weft_initialized(int *flag);
 int weft_finalized(int *flag);
 int weft_init(int *provided, int *own);
+// weft_keep_malloc makes glibc's malloc keep what it frees, before
+// MPI_Init: mallopt's no mmap, no trim and one arena, each where its flag
+// is set; 0 on success.
+int weft_keep_malloc(int mmap_max, int trim, int arena_max);
+// weft_malloc_maps says whether glibc serves a malloc of n bytes with a
+// mapping of its own (the tests check weft_keep_malloc with it).
+int weft_malloc_maps(size_t n);
 int weft_query_thread(int *provided);
 int weft_thread_multiple(void);
 int weft_setup(int own);
@@ -66,6 +74,7 @@ int weft_reduce(const void *s, void *r, int n, int dt, int op, int root, int inp
 int weft_allgather(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c);
 int weft_allgatherv(const void *s, int n, void *r, const int *counts, const int *displs, int dt, int inplace, MPI_Comm c);
 int weft_reduce_scatter_block(const void *s, void *r, int n, int dt, int op, MPI_Comm c);
+int weft_reduce_scatter(const void *s, void *r, const int *counts, int dt, int op, MPI_Comm c);
 int weft_alltoall(const void *s, void *r, int n, int dt, int inplace, MPI_Comm c);
 int weft_alltoallv(const void *s, const int *scounts, const int *sdispls, void *r, const int *rcounts, const int *rdispls, int dt, int inplace, MPI_Comm c);
 int weft_barrier(MPI_Comm c);
@@ -83,14 +92,26 @@ int weft_scan(const void *s, void *r, int n, int dt, int op, int inplace, int ex
 // when MPI cannot say).
 typedef struct {
 	int source, tag, bytes;
+	int cancelled; // weft_test: MPI_Test_cancelled
 } weft_status;
 
 // Point to point. A NULL req makes the blocking call, else the MPI_I*
 // form, which stores its request in *req. A peer of -1 is MPI_ANY_SOURCE
 // and a tag of -1 MPI_ANY_TAG. A blocking receive fills *st, also when it
 // fails with MPI_ERR_TRUNCATE (the message matched; its source and tag).
-int weft_send(const void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req);
-int weft_recv(void *b, int n, int dt, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *st);
+// A vec that is not NULL, {count, blocklen, stride}, makes the buffer one
+// MPI_Type_vector of dt (n is then ignored): committed for the call and
+// freed once it is posted.
+int weft_send(const void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c, MPI_Request *req);
+int weft_recv(void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *st);
+// weft_improbe is MPI_Improbe: *found, and *msg and *st when found.
+// weft_imrecv is MPI_Imrecv of *msg into b (n of dt, or vec as above).
+int weft_improbe(int peer, int tag, MPI_Comm c, int *found, MPI_Message *msg, weft_status *st);
+int weft_imrecv(void *b, int n, int dt, const int *vec, MPI_Message *msg, MPI_Request *req);
+// weft_cancel_post is MPI_Cancel of the posted receive *req, without
+// waiting: weft_test completes it, and its status says whether it was
+// cancelled.
+int weft_cancel_post(MPI_Request *req);
 // weft_test is MPI_Test, filling *st (if not NULL) when done. On an error,
 // *done says whether MPI has released the request (and *st is filled for
 // MPI_ERR_TRUNCATE).

@@ -470,6 +470,38 @@ func (c *Comm) ReduceScatter(send, recv cuda.DevicePtr, count int, dt driver.DTy
 	})
 }
 
+// ReduceScatterV combines send (the total of counts elements) from every
+// rank and leaves block Rank() (counts[Rank()] elements, after the blocks
+// of the ranks before it) of the result in recv. NCCL has no such call:
+// it is one ncclReduce per rank with a block, to that rank, in one group,
+// which NCCL runs as one operation.
+func (c *Comm) ReduceScatterV(send, recv cuda.DevicePtr, counts []int, dt driver.DType, op driver.Op, s *cuda.Stream) *Request {
+	t, o, es := ncclType(dt), ncclOp(op), dt.Size()
+	if len(counts) != c.size {
+		panic(fmt.Sprintf("nccl: %d counts for a communicator of %d", len(counts), c.size))
+	}
+	for _, n := range counts {
+		checkCount(n)
+	}
+	return c.grouped("reducescatterv", s, func(st uintptr) Result {
+		off := 0
+		for root, n := range counts {
+			if n > 0 {
+				out := send // ignored off the root
+				if root == c.rank {
+					out = recv
+				}
+				r := c.api.reduce(uintptr(send.Add(off*es)), uintptr(out), uint64(n), t, o, int32(root), c.h, st)
+				if r != Success && r != InProgress {
+					return r
+				}
+			}
+			off += n
+		}
+		return Success
+	})
+}
+
 // Send queues count elements of buf for rank peer. NCCL's Send blocks the
 // device until the matching Recv runs: pair them inside Group when ranks
 // exchange both ways.

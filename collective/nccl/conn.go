@@ -48,13 +48,15 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 		return nil, nil
 	}
 	var rank, size int32
-	if r := c.api.commUserRank(h, &rank); r != Success {
-		c.api.commAbort(h)
-		return nil, opError("split", c.rank, resultErr(c.api, h, "ncclCommUserRank", r))
-	}
-	if r := c.api.commCount(h, &size); r != Success {
-		c.api.commAbort(h)
-		return nil, opError("split", c.rank, resultErr(c.api, h, "ncclCommCount", r))
+	for _, q := range []struct {
+		name string
+		fn   func(uintptr, *int32) Result
+		out  *int32
+	}{{"ncclCommUserRank", c.api.commUserRank, &rank}, {"ncclCommCount", c.api.commCount, &size}} {
+		if r := q.fn(h, q.out); r != Success {
+			c.api.commAbort(h)
+			return nil, opError("split", c.rank, resultErr(c.api, h, q.name, r))
+		}
 	}
 	return newComm(options{dev: c.dev, timeout: c.timeout, lib: c.lib}, c.api, h, int(rank), int(size)), nil
 }
@@ -115,7 +117,7 @@ func (n *Conn) Device() int { return n.c.dev }
 func (n *Conn) DeviceCall(a *driver.Call) bool {
 	switch a.Kind {
 	case driver.AllReduce, driver.Broadcast, driver.Reduce, driver.AllGather, driver.AllGatherV,
-		driver.ReduceScatter, driver.AllToAll, driver.AllToAllV, driver.Barrier,
+		driver.ReduceScatter, driver.ReduceScatterV, driver.AllToAll, driver.AllToAllV, driver.Barrier,
 		driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
 		return a.DType == 0 || ncclHas(a.DType, a.Op)
 	}
@@ -129,22 +131,25 @@ func (n *Conn) Run(ctx context.Context, a *driver.Call) error {
 		return f
 	}
 	if !a.OnDevice || !n.DeviceCall(&driver.Call{Kind: a.Kind}) {
-		return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.c.rank,
-			Msg: fmt.Sprintf("nccl: %v on host memory or of a kind NCCL lacks reached the NCCL backend", a.Kind)}
+		return n.invalid("nccl: %v on host memory or of a kind NCCL lacks reached the NCCL backend", a.Kind)
 	}
 	if a.Device != n.c.dev {
-		return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.c.rank,
-			Msg: fmt.Sprintf("nccl: %v on device %d, the communicator's device is %d", a.Kind, a.Device, n.c.dev)}
+		return n.invalid("nccl: %v on device %d, the communicator's device is %d", a.Kind, a.Device, n.c.dev)
 	}
 	if a.DType != 0 && !ncclHas(a.DType, a.Op) {
-		return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.c.rank,
-			Msg: fmt.Sprintf("nccl: %v of %v with %v: NCCL has no such type or reduction (host buffers take every type)", a.Kind, a.DType, a.Op)}
+		return n.invalid("nccl: %v of %v with %v: NCCL has no such type or reduction (host buffers take every type)", a.Kind, a.DType, a.Op)
 	}
 	req := n.queue(a)
 	if err, timedOut := n.wait(ctx, req); err != nil {
 		return n.fail(a.Kind, err, ctx, timedOut)
 	}
 	return nil
+}
+
+// invalid is the failure of a call that should not have reached the Conn:
+// ErrInvalid, blaming no one.
+func (n *Conn) invalid(format string, a ...any) *driver.Failure {
+	return &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.rank, Msg: fmt.Sprintf(format, a...)}
 }
 
 // queue queues a on the stream.
@@ -166,6 +171,8 @@ func (n *Conn) queue(a *driver.Call) *Request {
 		return c.AllGather(send, recv, a.Count, a.DType, s)
 	case driver.ReduceScatter:
 		return c.ReduceScatter(send, recv, a.Count, a.DType, a.Op, s)
+	case driver.ReduceScatterV:
+		return c.ReduceScatterV(send, recv, a.Counts, a.DType, a.Op, s)
 	case driver.Barrier:
 		p := n.scratch.Ptr()
 		return c.AllReduce(p, p, 1, driver.Int32, driver.Sum, s)
@@ -241,29 +248,33 @@ func exchanges(a *driver.Call, rank, size, es int) []exchange {
 			xs[j].sendBytes, xs[j].recvOff, xs[j].recvBytes = rn[rank], ro[j], rn[j]
 		}
 		xs[rank].recvBytes = rn[rank]
-	case driver.Gather, driver.GatherV:
-		ro, rn := counts(a.Counts)
-		if rank == a.Root {
-			for j := range xs {
-				xs[j].recvOff, xs[j].recvBytes = ro[j], rn[j]
+	case driver.Gather, driver.GatherV, driver.Scatter, driver.ScatterV:
+		// A scatter is a gather the other way: the root's side of each
+		// exchange (many) is a receive of a gather and a send of a
+		// scatter, every rank's one block (one) the opposite.
+		gather := a.Kind == driver.Gather || a.Kind == driver.GatherV
+		many := func(x *exchange) (off, bytes *int) {
+			if gather {
+				return &x.recvOff, &x.recvBytes
 			}
-			xs[rank].sendBytes = rn[rank]
-		} else if a.Kind == driver.GatherV { // the root alone has the counts: a block is its buffer
-			xs[a.Root].sendBytes = a.SendDev.Bytes
-		} else {
-			xs[a.Root].sendBytes = rn[rank]
+			return &x.sendOff, &x.sendBytes
 		}
-	case driver.Scatter, driver.ScatterV:
-		so, sn := counts(a.Counts)
-		if rank == a.Root {
+		one, own := func(x *exchange) *int { return &x.sendBytes }, a.SendDev.Bytes
+		if !gather {
+			one, own = func(x *exchange) *int { return &x.recvBytes }, a.RecvDev.Bytes
+		}
+		bo, bn := counts(a.Counts)
+		switch {
+		case rank == a.Root:
 			for j := range xs {
-				xs[j].sendOff, xs[j].sendBytes = so[j], sn[j]
+				off, bytes := many(&xs[j])
+				*off, *bytes = bo[j], bn[j]
 			}
-			xs[rank].recvBytes = sn[rank]
-		} else if a.Kind == driver.ScatterV { // the root alone has the counts: a block is its buffer
-			xs[a.Root].recvBytes = a.RecvDev.Bytes
-		} else {
-			xs[a.Root].recvBytes = sn[rank]
+			*one(&xs[rank]) = bn[rank]
+		case a.Kind == driver.GatherV || a.Kind == driver.ScatterV: // the root alone has the counts: a block is its buffer
+			*one(&xs[a.Root]) = own
+		default:
+			*one(&xs[a.Root]) = bn[rank]
 		}
 	}
 	return xs
@@ -325,12 +336,12 @@ func (n *Conn) failed() *driver.Failure {
 // Start is not used: the front end stages point-to-point calls on device
 // memory through host memory.
 func (n *Conn) Start(a *driver.Call) (driver.Pending, error) {
-	return nil, &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.rank, Msg: "nccl: point-to-point calls go through the host backend"}
+	return nil, n.invalid("nccl: point-to-point calls go through the host backend")
 }
 
 // Probe is not used, as Start.
 func (n *Conn) Probe(ctx context.Context, peer, tag int, wait bool) (driver.Status, bool, error) {
-	return driver.Status{}, false, &driver.Failure{Kind: ErrInvalid, Culprit: -1, Origin: n.rank, Msg: "nccl: probes go through the host backend"}
+	return driver.Status{}, false, n.invalid("nccl: probes go through the host backend")
 }
 
 // Split makes the Conn of the sub-communicator of members with

@@ -24,6 +24,27 @@
 // its sampled neighbours is what DGL's sampled-GCN examples use.) Hidden
 // layers are followed by ReLU and dropout.
 //
+// # On a device
+//
+// Model.To (or BindTensors) puts the model on an nn.Device: Forward and
+// Backward then take and return tensors there, and the whole step runs on
+// the device. Forward uploads the batch's blocks in one copy (row
+// pointers, edges and each block's transpose); the mean aggregation is
+// weft_block_mean (one thread per output value, neighbours summed in
+// order), its backward weft_block_scatter, the deterministic form of the
+// transpose: one thread per source value sums the gradients of the
+// destinations that read it, in ascending order, so no atomics, and both
+// equal the CPU layers' loops (meanRows, scatterMean) bit for bit. The
+// linear parts run through nn's device GEMM and bias kernels
+// (nn.GemmTensors, FillRows, SumRows), ReLU and dropout through nn's
+// layers (the same generator as the CPU's). Against the CPU model a step
+// differs only by the GEMMs' summation order: TestModelOnDevice measures
+// logits and gradients within 2e-7 of the vector's largest value over the
+// fake (bound 1e-5). block.cu is also compiled for the CPU with g++ and
+// checked bit for bit (TestBlockSourceOnCPU), since the fake runs the
+// references.
+//
 // A Model is used by one goroutine at a time; Forward and Backward
-// alternate. Pure Go apart from nn's sgemm (OpenBLAS through cgo).
+// alternate. Pure Go apart from nn's sgemm (OpenBLAS through cgo) and,
+// on a device, package cuda.
 package model

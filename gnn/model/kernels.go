@@ -7,14 +7,17 @@ import (
 	"github.com/weft-hpc/weft/cuda"
 )
 
-//go:embed gather.cu
+//go:embed gather.cu block.cu
 var kernelSources embed.FS
 
 // Kernels is the models' CUDA program (package cuda compiles it with
 // NVRTC for the device at hand): weft_gather_mean, GraphSAGE's mean
 // aggregation over a CSR block: a group of up to 32 threads per row, 4
 // features per thread and access where the rows align to 16 bytes
-// (gather.cu says how). Its CPU reference is GatherMeanRef.
+// (gather.cu says how), whose CPU reference is GatherMeanRef; and the
+// kernels a Model on a device runs (block.cu): weft_block_mean and
+// weft_block_scatter, the layers' aggregation and its transpose
+// (references: the layers' own loops), weft_clear_cols and weft_scale.
 var Kernels = cuda.Register(&cuda.Program{Name: "gnn/model", Sources: kernelSources, Kernels: []cuda.Kernel{
 	{Name: "weft_gather_mean", File: "gather.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64},
 		Ref: func(a cuda.Args) {
@@ -27,6 +30,38 @@ var Kernels = cuda.Register(&cuda.Program{Name: "gnn/model", Sources: kernelSour
 				nodes = max(nodes, int(v)+1)
 			}
 			GatherMeanRef(a.Float32s(0, rows*dim), a.Float32s(1, nodes*dim), indptr, indices, dim)
+		}},
+	{Name: "weft_block_mean", File: "block.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64},
+		Ref: func(a cuda.Args) {
+			rows, dim, self := a.U64(4), a.U64(5), a.U64(6) != 0
+			b := Block{NumDst: rows, Indptr: a.Int64s(2, rows+1)}
+			b.Indices = a.Int32s(3, int(b.Indptr[rows]))
+			b.NumSrc = rows
+			for _, s := range b.Indices {
+				b.NumSrc = max(b.NumSrc, int(s)+1)
+			}
+			meanRows(&b, a.Float32s(1, b.NumSrc*dim), dim, self, a.Float32s(0, rows*dim))
+		}},
+	{Name: "weft_block_scatter", File: "block.cu", Args: []cuda.Arg{cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.Ptr, cuda.U64, cuda.U64, cuda.U64},
+		Ref: func(a cuda.Args) {
+			srcs, dim, self := a.U64(5), a.U64(6), a.U64(7) != 0
+			tptr := a.Int64s(3, srcs+1)
+			tidx := a.Int32s(4, int(tptr[srcs]))
+			dsts := 0
+			for _, d := range tidx {
+				dsts = max(dsts, int(d)+1)
+			}
+			scatterTransposedRef(a.Float32s(0, srcs*dim), a.Float32s(1, dsts*dim), a.Int64s(2, dsts+1), tptr, tidx, dim, self)
+		}},
+	{Name: "weft_clear_cols", File: "block.cu", Args: []cuda.Arg{cuda.Ptr, cuda.U64, cuda.U64, cuda.U64, cuda.U64},
+		Ref: func(a cuda.Args) {
+			rows, dim := a.U64(1), a.U64(2)
+			ClearColsRef(a.Float32s(0, rows*dim), rows, dim, a.U64(3), a.U64(4))
+		}},
+	{Name: "weft_scale", File: "block.cu", Args: []cuda.Arg{cuda.Ptr, cuda.F32, cuda.U64},
+		Ref: func(a cuda.Args) {
+			n := a.U64(2)
+			ScaleRef(a.Float32s(0, n), a.F32(1))
 		}},
 }})
 

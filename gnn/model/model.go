@@ -137,6 +137,8 @@ type SAGE struct {
 	blk                     *Block
 	x                       *nn.Tensor
 	agg, y, dagg, dx        nn.Tensor
+	dev                     *sageDev // on a device (Model.To)
+	devS                    *devState
 }
 
 // NewSAGE returns a GraphSAGE layer from in to out features.
@@ -204,6 +206,8 @@ type GCN struct {
 	w, b, dw, db     []float32
 	blk              *Block
 	agg, y, dagg, dx nn.Tensor
+	dev              *gcnDev // on a device (Model.To)
+	devS             *devState
 }
 
 // NewGCN returns a GCN layer from in to out features.
@@ -270,6 +274,8 @@ type Dense struct {
 
 	xd, dx nn.Tensor
 	nsrc   int
+	dev    *denseDev // on a device (Model.To)
+	devS   *devState
 }
 
 // NewDense returns a node-wise layer from in to out features.
@@ -309,9 +315,14 @@ type Model struct {
 	Convs   []Conv
 	W, G    []float32
 	Offsets []int
+	// WT and GT are the parameters and gradients on the device after To
+	// or BindTensors; nil on the host.
+	WT, GT *nn.Tensor
 
 	relus []*nn.ReLU
 	drops []*nn.Dropout
+	dev   *devState
+	self  []bool // per layer: whether its aggregation counts the destination (GCN)
 }
 
 // New returns a model of kind "sage", "gcn" or "mlp" (Dense layers, the
@@ -364,7 +375,7 @@ func (m *Model) Bind(w, g []float32) {
 	if len(w) != len(m.W) || len(g) != len(m.W) {
 		panic(fmt.Sprintf("model: Bind: %d and %d parameters, model has %d", len(w), len(g), len(m.W)))
 	}
-	m.W, m.G = w, g
+	m.W, m.G, m.WT, m.GT = w, g, nil, nil
 	for i, c := range m.Convs {
 		c.Bind(w[m.Offsets[i]:m.Offsets[i+1]], g[m.Offsets[i]:m.Offsets[i+1]])
 	}
@@ -372,13 +383,34 @@ func (m *Model) Bind(w, g []float32) {
 
 // Forward runs the layers over blocks (outermost first, one per layer) on
 // x, the features of blocks[0]'s sources, and returns the logits of the
-// last block's destinations (the batch's seeds).
+// last block's destinations (the batch's seeds). On a device (To) x and
+// the logits are tensors there.
 func (m *Model) Forward(blocks []Block, x *nn.Tensor, train bool) *nn.Tensor {
 	if len(blocks) != len(m.Convs) {
 		panic(fmt.Sprintf("model: %d blocks for %d layers", len(blocks), len(m.Convs)))
 	}
+	dev := m.Device()
+	if x.Device() != dev {
+		panic(fmt.Sprintf("model: Forward got a tensor on %v, the model is on %v", x.Device(), dev))
+	}
+	if dev != nil {
+		if m.self == nil {
+			for _, c := range m.Convs {
+				_, gcn := c.(*GCN)
+				m.self = append(m.self, gcn)
+			}
+		}
+		m.dev.upload(blocks, m.self)
+	}
 	for i, c := range m.Convs {
-		x = c.Forward(&blocks[i], x)
+		if dev != nil {
+			if x.Batch() != blocks[i].NumSrc || x.Row() != c.(devConv).inputs() {
+				panic(fmt.Sprintf("model: layer %d got %v for a block of %d sources", i, x.Shape, blocks[i].NumSrc))
+			}
+			x = c.(devConv).forwardDev(&blocks[i], &m.dev.blocks[i], x)
+		} else {
+			x = c.Forward(&blocks[i], x)
+		}
 		if i < len(m.relus) {
 			x = m.relus[i].Forward(x, train)
 			x = m.drops[i].Forward(x, train)
@@ -395,6 +427,10 @@ func (m *Model) Backward(dy *nn.Tensor) {
 			dy = m.drops[i].Backward(dy, true)
 			dy = m.relus[i].Backward(dy, true)
 		}
-		dy = m.Convs[i].Backward(dy, i > 0)
+		if dy.Device() != nil {
+			dy = m.Convs[i].(devConv).backwardDev(dy, i > 0)
+		} else {
+			dy = m.Convs[i].Backward(dy, i > 0)
+		}
 	}
 }

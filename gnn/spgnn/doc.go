@@ -87,6 +87,27 @@
 // once (12 MB) it is 2.4 GB/s. The 5 MB feature matrix stays in cache
 // here, so the kernel is bound by its gathers, not by DRAM.
 //
+// # On a device
+//
+// spgnn.cu holds the same steps as fused CUDA kernels (Kernels, compiled
+// by package cuda with NVRTC), each equal to its CPU reference bit for
+// bit: EdgeWeightsOn (the proximity weights from the position encoding,
+// one thread per destination, in double as EdgeWeights), StandardiseOn
+// (the encoding columns standardised, the position columns cleared where
+// they are not an input), AggregateOn (the fused gather-weight-sum, one
+// thread per output value, edges in order: AggregateGo's bits, which
+// csrc/spgnn's C kernel reproduces) and AggregateBackwardOn (the scatter
+// into the inputs as a deterministic CSR transpose, Transpose's layout,
+// each source's contributions summed in AggregateBackwardGo's order, so no
+// atomics; and the weights' gradient, one thread per edge).
+// TestDeviceKernels compares them with the CPU on the device (the fake
+// without a GPU) and TestSourceOnCPU compiles spgnn.cu with g++ and
+// compares it too. A node-level Model runs on a device through them (To;
+// Upload the blocks, fill their weights with EdgeWeightsOn, ForwardOn,
+// Backward): the layers' GEMMs and bias through nn's device calls, within
+// 1e-5 of the CPU model (TestModelOnDevice); weft train gnn --device
+// cuda trains it so. The graph-level head stays on the CPU.
+//
 // # Results
 //
 // CSL (150 graphs of 41 nodes, 10 classes; 2 layers of 32, mean readout,

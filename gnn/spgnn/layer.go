@@ -64,6 +64,7 @@ type Layer struct {
 	alpha                 []float32
 	x                     *nn.Tensor
 	z, y, dz, dx          nn.Tensor
+	dev                   *layerDev // on a device (Model.To)
 }
 
 // NewLayer returns a layer from in to out features with self weight

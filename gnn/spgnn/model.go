@@ -33,10 +33,14 @@ type Model struct {
 	Layers []*Layer
 	Head   *nn.Linear // graph-level only
 	W, G   []float32
+	// WT and GT are the parameters and gradients on the device after To
+	// or BindTensors (node-level models); nil on the host.
+	WT, GT *nn.Tensor
 
 	relus   []*nn.ReLU
 	readout *Readout
 	offs    []int
+	dev     *devModel
 }
 
 // New returns a model initialised from seed.
@@ -87,7 +91,7 @@ func (m *Model) Bind(w, g []float32) {
 	if len(w) != len(m.W) || len(g) != len(m.W) {
 		panic(fmt.Sprintf("spgnn: Bind: %d and %d parameters, model has %d", len(w), len(g), len(m.W)))
 	}
-	m.W, m.G = w, g
+	m.W, m.G, m.WT, m.GT = w, g, nil, nil
 	for i, l := range m.Layers {
 		l.Bind(w[m.offs[i]:m.offs[i+1]], g[m.offs[i]:m.offs[i+1]])
 	}
@@ -123,8 +127,17 @@ func (m *Model) Forward(blocks []model.Block, alpha [][]float32, x *nn.Tensor, r
 }
 
 // Backward fills G from dy, the gradient of the loss with respect to
-// Forward's result.
+// Forward's result (on a device: GT, from ForwardOn's).
 func (m *Model) Backward(dy *nn.Tensor) {
+	if dy.Device() != nil {
+		for i := len(m.Layers) - 1; i >= 0; i-- {
+			if i < len(m.relus) {
+				dy = m.relus[i].Backward(dy, true)
+			}
+			dy = m.Layers[i].backwardDev(dy, i > 0)
+		}
+		return
+	}
 	if m.Head != nil {
 		dy = m.readout.Backward(m.Head.Backward(dy, true))
 	}

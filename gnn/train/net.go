@@ -48,9 +48,14 @@ type spNet struct {
 	mean, inv      []float32
 	pos            []float32
 	alpha          [][]float32
+	meanT, invT    *nn.Tensor // mean and inv on the device (RunOn)
+	err            error      // the first failure of its own device work
 }
 
 func (n *spNet) forward(blocks []model.Block, x *nn.Tensor, _ bool) *nn.Tensor {
+	if x.Device() != nil {
+		return n.forwardOn(blocks, x)
+	}
 	d := x.Row()
 	rows := x.Batch()
 	n.pos = n.pos[:0]

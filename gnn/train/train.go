@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-hpc/weft/collective"
+	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/gnn/model"
 	"github.com/weft-hpc/weft/gnn/pipeline"
 	"github.com/weft-hpc/weft/gnn/sample"
@@ -96,6 +97,9 @@ type Report struct {
 type Setup struct {
 	Nodes int64 // in the whole graph
 	Ranks int
+	// Devices is where each rank's model trains: its CUDA ordinal
+	// (RunOn), or -1 for the CPU.
+	Devices []int
 	// Classes is the number of classes, by the layout's rule
 	// (hdf5io.ClassCount): /node/label's num_classes attribute, else 1 +
 	// the largest label of any node.
@@ -117,9 +121,12 @@ type Epoch struct {
 	// Sample, Fetch and Train are the time the rank's pipeline stages
 	// were busy.
 	Sample, Fetch, Train time.Duration
-	CacheHitRatio        float64 // of the rank's feature cache; 0 without one
-	RemoteBytes          int64   // sent by all ranks, sampling and feature rounds
-	Loss                 float64 // the mean training loss per seed
+	// CacheHitRatio is the rank's feature cache's: on a device (RunOn)
+	// the device cache's, which every batch's rows go through first; 0
+	// without one.
+	CacheHitRatio float64
+	RemoteBytes   int64   // sent by all ranks, sampling and feature rounds
+	Loss          float64 // the mean training loss per seed
 	// Valid and Test are the accuracies on the labelled nodes of the
 	// valid and test splits (unlabelled ones, label -1, are left out);
 	// NaN when the file has no such split or it has no labelled node.
@@ -136,8 +143,25 @@ type Result struct {
 // Job. The rank loads its part of the graph, splits off a communicator for
 // the gradients, builds the pipeline (sampler, feature store and cache)
 // and the model, and runs the epochs, each followed by the evaluation on
-// the valid and test splits. It stops when ctx is done.
+// the valid and test splits. It stops when ctx is done. The model trains
+// on the CPU; RunOn puts it on a GPU.
 func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result, error) {
+	return j.RunOn(ctx, c, -1, rep)
+}
+
+// RunOn is Run with this rank's model on CUDA device ordinal (-1: the
+// CPU; ranks may differ). On a device the pipeline still samples and
+// fetches on the CPU; its fetch stage hands each batch's rows to the
+// device through BGL's FIFO cache in device memory (pipeline.Options.Device,
+// as large as the Cache budget), uploading the rows it misses from pinned
+// memory while earlier batches train; the model (SP-GNN's proximity
+// weights and standardisation included), the loss and Adam run on the
+// device, and the
+// gradients are averaged in device memory through the communicator
+// (collective's device calls: NCCL, or staged through pinned memory).
+// The losses and accuracies are the CPU's within the GEMMs' rounding
+// (docs: package doc).
+func (j *Job) RunOn(ctx context.Context, c *collective.Comm, ordinal int, rep Report) (*Result, error) {
 	o := &j.o
 	rank, size := c.Rank(), c.Size()
 	local := max(1, c.Launch().LocalRanks)
@@ -174,6 +198,14 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	var dev *nn.Device
+	if ordinal >= 0 {
+		if dev, err = nn.OpenDevice(ordinal, cuda.MathFloat32); err != nil {
+			return nil, fmt.Errorf("train: rank %d: %w", rank, err)
+		}
+		defer dev.Close()
+		opt.Device = &pipeline.DeviceOptions{Ordinal: ordinal, Budget: opt.Cache.Budget}
+	}
 	p, err := pipeline.New(ctx, sh, c, opt)
 	if err != nil {
 		return nil, err
@@ -202,9 +234,21 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 	}
 	w, _ := m.params()
 	adam := nn.NewAdam(float32(o.LR))
-	adam.Init(len(w))
-	tr := &trainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads, buf: make([]float32, len(w)+2)}
-	res := &Result{Setup: Setup{Nodes: j.sum.NumNodes, Ranks: size, Classes: classes, Cache: opt.Cache}}
+	tr := &trainer{m: m, classes: classes, labelCols: labelCols, adam: adam, comm: grads}
+	if dev != nil {
+		if tr.dev, err = newDevTrainer(dev, m, adam, p.Device().Stream()); err != nil {
+			return nil, err
+		}
+		defer tr.dev.close()
+	} else {
+		adam.Init(len(w))
+		tr.buf = make([]float32, len(w)+2)
+	}
+	devices, err := rankDevices(ctx, grads, ordinal)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Setup: Setup{Nodes: j.sum.NumNodes, Ranks: size, Devices: devices, Classes: classes, Cache: opt.Cache}}
 	if j.fusion != nil {
 		res.Setup.Encodings = j.fusion.encodings
 	}
@@ -221,6 +265,9 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 			if rep.Progress != nil {
 				rep.Progress(ep, int64(b.Index+1), batches)
 			}
+			if tr.dev != nil {
+				return tr.dev.step(ctx, tr, b)
+			}
 			return tr.step(ctx, b)
 		}
 		var st *pipeline.EpochStats
@@ -234,7 +281,7 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 		}
 		acc := make([]float64, 2)
 		for i, seeds := range evalSets {
-			if acc[i], err = evaluate(ctx, p.Store(), evalSampler, grads, m, seeds, o.Batch, ep, size, rank); err != nil {
+			if acc[i], err = evaluate(ctx, p.Store(), evalSampler, grads, m, tr.dev, seeds, o.Batch, ep, size, rank); err != nil {
 				return nil, err
 			}
 		}
@@ -244,9 +291,13 @@ func (j *Job) Run(ctx context.Context, c *collective.Comm, rep Report) (*Result,
 			return nil, err
 		}
 		s := st.Stages
+		hits := st.Cache.HitRatio()
+		if dev != nil {
+			hits = st.Device.HitRatio()
+		}
 		e := Epoch{Epoch: ep, SamplesPerSec: tot[0],
 			Sample: s[pipeline.Sampling].Busy, Fetch: s[pipeline.Fetching].Busy, Train: s[pipeline.Training].Busy,
-			CacheHitRatio: st.Cache.HitRatio(), RemoteBytes: int64(tot[3]),
+			CacheHitRatio: hits, RemoteBytes: int64(tot[3]),
 			Loss: tot[1] / math.Max(1, tot[2]), Valid: acc[0], Test: acc[1]}
 		res.Epochs = append(res.Epochs, e)
 		if rep.Epoch != nil {
@@ -374,6 +425,7 @@ type trainer struct {
 	seen      int64
 	blocks    []model.Block
 	labels    []int32
+	dev       *devTrainer // the model on a device (RunOn); nil on the CPU
 }
 
 func toBlocks(mfg *sample.MFG, out []model.Block) []model.Block {
@@ -405,12 +457,8 @@ func (t *trainer) step(ctx context.Context, b *pipeline.Batch) error {
 				clear(b.Feat[i*d+d-c : (i+1)*d])
 			}
 		}
-		t.labels = t.labels[:0]
-		for i, l := range b.Labels {
-			if l < 0 || l >= int64(t.classes) {
-				return fmt.Errorf("train: training node %d has label %d, outside [0, %d) (unlabelled nodes must not be in /split/train)", b.Seeds[i], l, t.classes)
-			}
-			t.labels = append(t.labels, int32(l))
+		if err := t.setLabels(b); err != nil {
+			return err
 		}
 		logits := t.m.forward(t.blocks, x, true)
 		loss, _ := t.ce.Loss(logits, t.labels)
@@ -438,9 +486,23 @@ func (t *trainer) step(ctx context.Context, b *pipeline.Batch) error {
 	return nil
 }
 
+// setLabels checks the batch's labels and sets t.labels to them.
+func (t *trainer) setLabels(b *pipeline.Batch) error {
+	t.labels = t.labels[:0]
+	for i, l := range b.Labels {
+		if l < 0 || l >= int64(t.classes) {
+			return fmt.Errorf("train: training node %d has label %d, outside [0, %d) (unlabelled nodes must not be in /split/train)", b.Seeds[i], l, t.classes)
+		}
+		t.labels = append(t.labels, int32(l))
+	}
+	return nil
+}
+
 // evaluate is the accuracy over seeds (this rank's share of a split),
 // sampled by smp (the training fanouts or EvalFanouts), over every rank.
-func evaluate(ctx context.Context, st *shard.Store, smp *sample.Sampler, c *collective.Comm, m gnnNet, seeds []int64, batch, epoch, size, rank int) (float64, error) {
+// With dt the model is on a device: the rows go there, the logits come
+// back.
+func evaluate(ctx context.Context, st *shard.Store, smp *sample.Sampler, c *collective.Comm, m gnnNet, dt *devTrainer, seeds []int64, batch, epoch, size, rank int) (float64, error) {
 	nb := []int64{int64((len(seeds) + batch - 1) / batch)}
 	if err := c.AllReduce(ctx, collective.Buf(nb), collective.Buf(nb), collective.Max); err != nil {
 		return 0, err
@@ -469,15 +531,23 @@ func evaluate(ctx context.Context, st *shard.Store, smp *sample.Sampler, c *coll
 			return 0, err
 		}
 		blocks = toBlocks(mfg, blocks)
-		xt := x.Resize(len(mfg.Input), st.FeatDim())
-		copy(xt.Data, feat)
-		logits := m.forward(blocks, xt, false)
-		k := logits.Row()
+		var logits []float32
+		var k int
+		if dt != nil {
+			if logits, k, err = dt.infer(ctx, m, blocks, feat, len(mfg.Input), st.FeatDim()); err != nil {
+				return 0, err
+			}
+		} else {
+			xt := x.Resize(len(mfg.Input), st.FeatDim())
+			copy(xt.Data, feat)
+			lt := m.forward(blocks, xt, false)
+			logits, k = lt.Data, lt.Row()
+		}
 		for j := range mine {
 			if labels[j] < 0 {
 				continue // unlabelled: not counted
 			}
-			row := logits.Data[j*k : (j+1)*k]
+			row := logits[j*k : (j+1)*k]
 			best := 0
 			for c, v := range row {
 				if v > row[best] {

@@ -2,7 +2,8 @@
 // binary that re-executes itself as the ranks of a job, under mpirun or
 // started by hand, and reads what they print. collective, collective/mpi,
 // psmode and pipe run their process tests on it, and cmd/weft and
-// examples/jacobi use its mpirun environment and output buffer.
+// examples/jacobi use its mpirun environment and output buffer (Buffer,
+// which collective's and the engine's tests also capture logs in).
 //
 // # Ranks
 //
@@ -60,8 +61,9 @@ func Mpirun(t testing.TB) string {
 	return p
 }
 
-// Buffer collects a child process's output while the test reads it: a
-// bytes.Buffer behind a mutex.
+// Buffer collects a child process's output, or a logger's (slog's
+// handlers over goroutine ranks), while the test reads it: a bytes.Buffer
+// behind a mutex.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -539,17 +539,29 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
-// FuzzApply runs arbitrary bytes through every kernel at arbitrary offsets
-// and compares with the reference.
+// FuzzApply runs arbitrary bytes through every kernel (every type, every
+// built-in reduction it accepts: the arithmetic ones, the logical and
+// bitwise ones of the integers, MinLoc and MaxLoc of the pairs) at
+// arbitrary offsets and aliasing, and compares with the reference.
 func FuzzApply(f *testing.F) {
 	f.Add(uint8(Float16), uint8(Sum), uint8(1), uint8(0x23), []byte{0x00, 0x7c, 0x01, 0x00, 0xff, 0x7b, 0x00, 0x80})
 	f.Add(uint8(Float32), uint8(Max), uint8(0), uint8(0x70), []byte{0, 0, 0, 0x80, 0, 0, 0, 0, 1, 0, 0xc0, 0x7f, 0, 0, 0x80, 0x3f})
 	f.Add(uint8(Int64), uint8(Prod), uint8(2), uint8(0x11), bytes.Repeat([]byte{0xff}, 32))
+	f.Add(uint8(Int8), uint8(4), uint8(0), uint8(0x31), []byte{0, 1, 0x80, 0xff, 0, 0, 7, 0x80})      // land: the ops int8 accepts, 4th from 0
+	f.Add(uint8(Uint64), uint8(8), uint8(2), uint8(0x05), bytes.Repeat([]byte{0xf0, 0x0f, 0x33}, 12)) // bor
+	f.Add(uint8(Complex64), uint8(1), uint8(1), uint8(0x44), []byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0x80, 0, 0, 0x80, 0x3f, 1, 0, 0xc0, 0x7f})
+	f.Add(uint8(Float64Int), uint8(0), uint8(0), uint8(0x12), append(bytes.Repeat([]byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f, 3, 0, 0, 0, 9, 9, 9, 9}, 1),
+		[]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 1, 0, 0, 0, 0, 0, 0, 0}...)) // minloc of a NaN
+	f.Add(uint8(Int32Int), uint8(1), uint8(2), uint8(0x00), []byte{5, 0, 0, 0, 7, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0}) // maxloc tie
 	f.Fuzz(func(t *testing.T, ti, oi, alias, offs uint8, data []byte) {
-		typ, op := Type(ti%7+1), Op(oi%5)
-		if !opAllowed(typ, op) {
-			op = Sum
+		typ := Type((int(ti)+int(Int64Int)-1)%int(Int64Int) + 1) // 1 ... 18 as themselves
+		var ops []Op
+		for op := Sum; op <= MaxLoc; op++ {
+			if op.Accepts(typ) {
+				ops = append(ops, op)
+			}
 		}
+		op := ops[int(oi)%len(ops)]
 		sz := typ.Size()
 		n := len(data) / (2 * sz) * sz
 		a, checkA := buffer(t, n, int(offs&7))
@@ -568,9 +580,106 @@ func FuzzApply(f *testing.F) {
 			dst = b
 		}
 		Apply(typ, op, dst, a, b)
-		compare(t, fmt.Sprintf("fuzz %s %s alias %d", typ, op, alias%3), typ, op, dst, a0, b0)
+		desc := fmt.Sprintf("fuzz %s %s alias %d", typ, op, alias%3)
+		switch {
+		case typ.IsInteger():
+			for i := 0; i < n; i += sz {
+				if want := refInteger(typ, op, a0[i:i+sz], b0[i:i+sz]); !bytes.Equal(dst[i:i+sz], want) {
+					t.Fatalf("%s: element %d: %x op %x = %x, want %x", desc, i/sz, a0[i:i+sz], b0[i:i+sz], dst[i:i+sz], want)
+				}
+			}
+		case typ.IsComplex() || typ.IsPair():
+			for i := 0; i < n; i += sz {
+				if got, ok := sameAsRef(typ, op, dst[i:i+sz], a0[i:i+sz], b0[i:i+sz]); !ok {
+					t.Fatalf("%s: element %d: %x op %x = %x, want %x", desc, i/sz, a0[i:i+sz], b0[i:i+sz], dst[i:i+sz], got)
+				}
+			}
+		default:
+			compare(t, desc, typ, op, dst, a0, b0)
+		}
 		check()
 		checkA()
 		checkB()
 	})
+}
+
+// sameAsRef checks one complex or pair element got of a op b against the
+// serial definition, NaN parts matching any NaN and a pair's padding
+// ignored; it returns the wanted bytes.
+func sameAsRef(typ Type, op Op, got, a, b []byte) ([]byte, bool) {
+	sz := typ.Size()
+	want := make([]byte, sz)
+	// part reads component k of a real type of w bytes as float64.
+	part := func(e []byte, w, k int) float64 {
+		if w == 4 {
+			return float64(math.Float32frombits(ne.Uint32(e[4*k:])))
+		}
+		return math.Float64frombits(ne.Uint64(e[8*k:]))
+	}
+	put := func(e []byte, w, k int, v float64) {
+		if w == 4 {
+			ne.PutUint32(e[4*k:], math.Float32bits(float32(v)))
+		} else {
+			ne.PutUint64(e[8*k:], math.Float64bits(v))
+		}
+	}
+	sameFloat := func(w, k int) bool {
+		g, x := part(got, w, k), part(want, w, k)
+		return math.IsNaN(g) && math.IsNaN(x) || !math.IsNaN(x) && bytes.Equal(got[w*k:w*k+w], want[w*k:w*k+w])
+	}
+	if typ.IsComplex() {
+		w := sz / 2
+		ar, ai, br, bi := part(a, w, 0), part(a, w, 1), part(b, w, 0), part(b, w, 1)
+		re, im := ar+br, ai+bi // Sum and Avg (Scale divides afterwards)
+		if op == Prod {
+			re, im = ar*br-ai*bi, ar*bi+ai*br // complex64's in float64, rounded once
+		}
+		if w == 4 {
+			re, im = float64(float32(re)), float64(float32(im))
+			if op != Prod {
+				re, im = float64(float32(ar)+float32(br)), float64(float32(ai)+float32(bi))
+			}
+		}
+		put(want, w, 0, re)
+		put(want, w, 1, im)
+		return want, sameFloat(w, 0) && sameFloat(w, 1)
+	}
+	// A pair: the value of w bytes, then the int32 index, then padding.
+	w := sz / 2
+	ia, ib := int32(ne.Uint32(a[w:])), int32(ne.Uint32(b[w:]))
+	var less, more, nan bool // a's value below, above b's; a NaN involved
+	var tie []byte           // the value of a tie or a NaN: min (max) under Min's (Max's) rules
+	switch typ {
+	case Float32Int, Float64Int:
+		x, y := part(a, w, 0), part(b, w, 0)
+		less, more, nan = x < y, x > y, math.IsNaN(x) || math.IsNaN(y)
+		tie = make([]byte, w)
+		if op == MinLoc {
+			put(tie, w, 0, refMin(x, y))
+		} else {
+			put(tie, w, 0, refMax(x, y))
+		}
+	case Int32Int:
+		x, y := int32(ne.Uint32(a)), int32(ne.Uint32(b))
+		less, more, tie = x < y, x > y, a[:4]
+	case Int64Int:
+		x, y := int64(ne.Uint64(a)), int64(ne.Uint64(b))
+		less, more, tie = x < y, x > y, a[:8]
+	}
+	switch {
+	case less == (op == MinLoc) && (less || more):
+		copy(want, a[:w+4])
+	case more == (op == MinLoc) && (less || more):
+		copy(want, b[:w+4])
+	default:
+		copy(want, tie)
+		ne.PutUint32(want[w:], uint32(min(ia, ib)))
+	}
+	if !bytes.Equal(got[w:w+4], want[w:w+4]) {
+		return want, false
+	}
+	if nan {
+		return want, math.IsNaN(part(got, w, 0))
+	}
+	return want, bytes.Equal(got[:w], want[:w])
 }

@@ -33,6 +33,9 @@ type Config struct {
 	CPU       bool    // burn CPU instead of sleeping
 	DataDir   string  // Fashion-MNIST (fmnist.Dir)
 	Limit     int     // images to load (0: all)
+	// Place says where a worker rank's model trains: a CUDA ordinal, or
+	// -1 for the CPU (nil: every worker on the CPU).
+	Place func(c *collective.Comm) (int, error)
 }
 
 func (c *Config) defaults() {
@@ -104,6 +107,9 @@ func Bench(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("psbench: %s = %d: want at least %d", v.name, v.n, v.min)
 		}
 	}
+	if cfg.Steps < cfg.Onset+2 {
+		return nil, fmt.Errorf("psbench: Onset = %d with Steps = %d: want at least two steps from the onset on (Steps >= Onset+2)", cfg.Onset, cfg.Steps)
+	}
 	data, err := fmnist.Load(cfg.DataDir, fmnist.Options{Limit: cfg.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("psbench: %w", err)
@@ -132,6 +138,14 @@ func runOne(ctx context.Context, cfg *Config, data *fmnist.Dataset, run *Run) er
 	}
 	n := cfg.Workers + cfg.Servers + cfg.Standby
 	if err := ranks.Run(ctx, n, func(ctx context.Context, c *collective.Comm) error {
+		job := job // this rank's: where its worker trains
+		if cfg.Place != nil && job.IsWorker(c.Rank()) {
+			ord, err := cfg.Place(c)
+			if err != nil {
+				return err
+			}
+			job.OnDevice, job.Ordinal = ord >= 0, ord
+		}
 		res, err := job.Run(ctx, c, data)
 		if res != nil {
 			run.JobResult = *res
@@ -201,6 +215,9 @@ func (res *Result) Table(w io.Writer) {
 	c := res.Config
 	fmt.Fprintf(w, "weft ps bench: %d workers, %d servers (+%d standby), %d in-process ranks (goroutines, one process), %d float32 parameters (%.0f MiB) in %d keys, MLP 784-%d-10 on Fashion-MNIST, batch %d per worker, %s, %d steps, straggler: server %d %gx (%s) from step %d, emulated server link %s\n\n",
 		c.Workers, c.Servers, c.Standby, c.Workers+c.Servers+c.Standby, c.Params, float64(c.Params)*4/(1<<20), res.Keys, c.Hidden, c.Batch, c.Optimizer.Kind, c.Steps, c.Straggler, c.Factor, map[bool]string{true: "CPU burn", false: "sleep"}[c.CPU], c.Onset, linkText(c.LinkRate))
+	if len(res.Runs) > 0 {
+		fmt.Fprintf(w, "workers' devices (CUDA ordinal, -1: the CPU): %v\n\n", res.Runs[0].Devices)
+	}
 	fmt.Fprintln(w, "| scenario | balance | steps/s (after onset) | median step ms | speed-up vs static | PSLD converge | migrations (max pause) | keys per server at end | loss (last 10) | test acc |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for i, r := range res.Runs {
