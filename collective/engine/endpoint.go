@@ -193,11 +193,10 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 		// Bound writes stuck on a peer that stopped (a write in progress to
 		// a live peer still completes), then send the abort on every link
 		// that is still whole. The links stay read and watched: the
-		// survivors may agree over them (recover.go), and a link counts
-		// as down only when it breaks or falls silent here, not because
-		// some rank blamed its peer.
-		// A rank whose link broke gets no grace: a write to it that its
-		// full buffer holds up would only delay the error.
+		// survivors may agree over them (recover.go).
+		// A rank blamed for dying or going silent gets no grace: a write
+		// to it that its full buffer holds up would only delay the error
+		// (a write that fails so counts its link down, recover.go).
 		now := time.Now()
 		grace := now.Add(abortGrace)
 		for _, p := range ep.peers {
@@ -205,7 +204,7 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 				continue
 			}
 			d := grace
-			if p.rank == f.Culprit && f.Kind == driver.ErrPeerLost && !f.Relayed {
+			if p.rank == f.Culprit && (f.Kind == driver.ErrTimeout || f.Kind == driver.ErrPeerLost) {
 				d = now
 			}
 			p.link.SetWriteDeadline(d)

@@ -21,8 +21,9 @@ import (
 // (readers read on, heartbeats go on) until it is closed, so that a rank
 // that dies later is still noticed: its link breaks, or it falls silent
 // for the timeout. A rank counts a peer as failed when its link went
-// down here (it broke, the peer closed it, or it was silent for the
-// timeout), not because a failure blames it. The agreement runs in
+// down here (it broke, the peer closed it, it was silent for the timeout,
+// or a write on it failed), not because a failure blames it. The
+// agreement runs in
 // KindRecover frames over those links; one agreement per Agree or Shrink
 // call, numbered by the
 // conn (every survivor makes the same calls in the same order).
@@ -350,20 +351,24 @@ func (ep *endpoint) sendRecover(p *peer, h wire.Header, payload []byte) {
 	go func() {
 		defer ep.rec.sending.Done()
 		p.wmu.Lock()
-		defer p.wmu.Unlock()
-		if p.broken != nil {
-			return
+		err := p.broken
+		if err == nil {
+			t := ep.cfg.timeout
+			if t <= 0 {
+				t = time.Minute
+			}
+			p.link.SetWriteDeadline(time.Now().Add(t))
+			if err = p.link.WriteFrame(&h, payload); err != nil {
+				p.broken = err
+			}
+			p.link.SetWriteDeadline(time.Time{})
+			p.wrote.Store(true)
 		}
-		t := ep.cfg.timeout
-		if t <= 0 {
-			t = time.Minute
+		p.wmu.Unlock()
+		if err != nil {
+			// A link this rank cannot write on is down for the agreement.
+			ep.markLost(p.rank)
 		}
-		p.link.SetWriteDeadline(time.Now().Add(t))
-		if err := p.link.WriteFrame(&h, payload); err != nil {
-			p.broken = err
-		}
-		p.link.SetWriteDeadline(time.Time{})
-		p.wrote.Store(true)
 	}()
 }
 
