@@ -23,10 +23,9 @@ import (
 // for the timeout. A rank counts a peer as failed when its link went
 // down here (it broke, the peer closed it, it was silent for the timeout,
 // or a write on it failed), not because a failure blames it. The
-// agreement runs in
-// KindRecover frames over those links; one agreement per Agree or Shrink
-// call, numbered by the
-// conn (every survivor makes the same calls in the same order).
+// agreement runs in KindRecover frames over those links; one agreement
+// per Agree or Shrink call, numbered by the conn (every survivor makes
+// the same calls in the same order).
 //
 // The agreement is a coordinator's, with the coordinator chosen as the
 // lowest rank not counted failed and each rank's promise to the highest
