@@ -88,7 +88,12 @@
 // every rank's operations fail with an error naming it (see OpError and
 // PeerOf) instead of hanging: ErrPeerLost, ErrTimeout, ErrMismatch. A
 // failed communicator stays failed, with every communicator split from
-// the same world: close it and open a new one. A call with invalid
+// the same world: close it and open a new one, or, on Weft's transports,
+// let the survivors go on as ULFM's MPI does: Agree (MPI_Comm_agree)
+// gives them the same answer and the same set of failed ranks even while
+// ranks die, Shrink (MPI_Comm_shrink) the communicator of the survivors
+// over the same connections, FailedRanks what this rank knows (docs/MPI.md,
+// "Fault tolerance"; the mpi backend has none of them). A call with invalid
 // arguments returns ErrInvalid, is not issued, and fails nothing; so do
 // the Cartesian helpers (Dims, Comm.Cart). Ranks in errors are world
 // ranks.

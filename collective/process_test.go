@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -141,6 +142,53 @@ func runRole(role string) int {
 				err = c.AllReduce(ctx, collective.Buf(z), collective.Buf(z), collective.Sum)
 			}
 		}
+		return 0
+	case "shrink":
+		// A solver loop that shrinks and goes on: the parent kills
+		// ranks part-way (docs/MPI.md, "Fault tolerance").
+		fmt.Printf("READY %d\n", c.Rank())
+		cur, shrinks := c, 0
+		var failed []int
+		x := make([]float64, 1000)
+		for step := 0; step < 300; {
+			for i := range x {
+				x[i] = 1
+			}
+			err := cur.AllReduce(ctx, collective.Buf(x), collective.Buf(x), collective.Sum)
+			if err == nil && (x[0] != float64(cur.Size()) || x[999] != float64(cur.Size())) {
+				fmt.Printf("RESULT rank=%d sum %v in a world of %d\n", c.Rank(), x[0], cur.Size())
+				return 1
+			}
+			// The survivors agree whether the step worked everywhere (a
+			// rank may finish a collective that failed elsewhere), and
+			// shrink and redo it when not.
+			ok := uint64(0)
+			if err == nil {
+				ok = 1
+			}
+			and, _, err := cur.Agree(ctx, ok)
+			if err != nil {
+				fmt.Printf("RESULT rank=%d agree: %v\n", c.Rank(), err)
+				return 1
+			}
+			if and == 1 {
+				step++
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			if shrinks++; shrinks > 3 {
+				fmt.Printf("RESULT rank=%d still failing\n", c.Rank())
+				return 1
+			}
+			sub, err := cur.Shrink(ctx)
+			if err != nil {
+				fmt.Printf("RESULT rank=%d shrink: %v\n", c.Rank(), err)
+				return 1
+			}
+			defer sub.Close()
+			cur, failed = sub, c.FailedRanks() // before any survivor ends and closes
+		}
+		fmt.Printf("RESULT rank=%d size=%d failed=%v\n", c.Rank(), cur.Size(), failed)
 		return 0
 	}
 	fmt.Printf("RESULT unknown role %q\n", role)
@@ -469,4 +517,51 @@ func TestMultiHostNetns(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestShrinkKilled: a solver loop in 4 processes, rank 2 killed with
+// SIGKILL; the survivors shrink to 3 and finish the loop with sums that
+// are right, over shared memory and over TCP. Then 5 processes, rank 3
+// killed and rank 1 killed while the survivors shrink: they end in a
+// world of 3. Then 4 processes, rank 1 stopped (SIGSTOP: its
+// connections stay open): the others count it failed once it has been
+// silent for WEFT_TIMEOUT, and go on without it.
+func TestShrinkKilled(t *testing.T) {
+	for _, tc := range []struct {
+		np     int
+		shm    string
+		kill   []int
+		failed string
+		sig    syscall.Signal
+	}{
+		{4, "auto", []int{2}, "[2]", syscall.SIGKILL},
+		{4, "off", []int{2}, "[2]", syscall.SIGKILL},
+		{5, "auto", []int{3, 1}, "[1 3]", syscall.SIGKILL},
+		{4, "off", []int{1}, "[1]", syscall.SIGSTOP},
+	} {
+		t.Run(fmt.Sprintf("np=%d/shm=%s/%v", tc.np, tc.shm, tc.sig), func(t *testing.T) {
+			timeout := "20s"
+			if tc.sig == syscall.SIGSTOP {
+				timeout = "3s"
+			}
+			j := mpitest.StartRanks(t, tc.np, "shrink", "WEFT_TIMEOUT="+timeout, "WEFT_SHM="+tc.shm)
+			for r := range tc.np {
+				j.WaitFor(t, r, "READY", 30*time.Second)
+			}
+			time.Sleep(300 * time.Millisecond) // inside the loop
+			for _, k := range tc.kill {
+				j.Cmds[k].Process.Signal(tc.sig)
+				time.Sleep(2 * time.Millisecond)
+			}
+			for r := range tc.np {
+				if slices.Contains(tc.kill, r) {
+					continue
+				}
+				line := j.Result(t, r, 30*time.Second)
+				if !strings.Contains(line, "size=3 ") || !strings.Contains(line, "failed="+tc.failed) {
+					t.Errorf("rank %d: %s", r, line)
+				}
+			}
+		})
+	}
 }

@@ -295,6 +295,22 @@ type GroupCreator interface {
 	CreateGroup(ctx context.Context, members []int, tag int) (Conn, error)
 }
 
+// Shrinker is implemented by a Conn whose surviving ranks can agree,
+// after ranks failed, on who failed and go on without them (ULFM's
+// MPI_Comm_agree and MPI_Comm_shrink). Ranks are this Conn's. Agree and
+// Shrink are collective over the survivors and count as one sequence:
+// every survivor makes the same calls in the same order.
+type Shrinker interface {
+	// Agree returns the bitwise AND of flag over the survivors and the
+	// ranks they agree have failed, in increasing order.
+	Agree(ctx context.Context, flag uint64) (uint64, []int, error)
+	// Shrink is Agree followed by the Conn of the survivors, ranked in
+	// this Conn's order; failed is the agreed set.
+	Shrink(ctx context.Context) (c Conn, failed []int, err error)
+	// Failed is the ranks this rank knows to have failed, in order.
+	Failed() []int
+}
+
 // Launch describes how a world was started. The front end fills what the
 // launcher's variables say; the backend adds what it learns while it
 // connects (the fields marked so).

@@ -124,6 +124,9 @@ type conn struct {
 	topoOnce sync.Once
 	topology *topology
 
+	recMu  sync.Mutex
+	recSeq uint64 // Agree and Shrink calls made: the next one's number (recover.go)
+
 	groupMu sync.Mutex
 	groups  map[string]uint64 // CreateGroups made on this conn, by members and tag (group.go)
 
@@ -135,7 +138,10 @@ type conn struct {
 	groupUse   uint64 // rounds run: which set of areas is next
 }
 
-var _ driver.Conn = (*conn)(nil)
+var (
+	_ driver.Conn     = (*conn)(nil)
+	_ driver.Shrinker = (*conn)(nil)
+)
 
 type curOp struct {
 	seq uint64
@@ -499,7 +505,7 @@ func (c *conn) Close() error {
 	delete(c.ep.comms, c.id)
 	c.ep.mu.Unlock()
 	if c.id == worldID {
-		c.ep.close()
+		c.ep.release()
 	}
 	return nil
 }

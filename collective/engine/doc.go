@@ -60,6 +60,14 @@
 //     ranks that made the same call (of two ranks, the higher one), and
 //     sends the verdict to every rank, which returns it and logs it: every
 //     rank names the same culprit.
+//   - recover.go: after a failure, the survivors' agreement (Agree, Shrink):
+//     a failed endpoint keeps reading and beating on its live links; a
+//     coordinator, the lowest rank not counted failed, collects every
+//     rank's flag and failed set and decides, ranks promise the highest
+//     coordinator that asked them and tell a later one the result they
+//     were told, so a coordinator's death leaves all with one result; the
+//     shrunk world is a new endpoint whose links are tunnels through the
+//     old ones.
 //   - conn.go: a communicator's part of the endpoint (the world, a split,
 //     or one the hierarchical algorithms derive): Run, Start, Split, and
 //     the primitives the algorithms use (send, recv, reducing receive,

@@ -53,6 +53,10 @@ type endpoint struct {
 
 	probeq chan probeReq // probes for the prober to write
 
+	rec    recovery     // the survivors' agreements and the tunnels of shrunk worlds (recover.go)
+	users  atomic.Int32 // the world conn and the worlds shrunk from it: the last to close closes the endpoint
+	parent *endpoint    // the endpoint a shrunk world's tunnels run over; nil for others
+
 	groups   []*shm.Group // shared segments of the communicators; guarded by mu
 	groupOps atomic.Int32 // operations running on them
 
@@ -115,6 +119,7 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 		stop:     make(chan struct{}),
 	}
 	ep.pool.size = cfg.chunk
+	ep.users.Store(1)
 	ep.peers = make([]*peer, ep.size)
 	for r := range ep.peers {
 		if r == ep.rank {
@@ -185,11 +190,13 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 			p.mu.Unlock()
 		}
 		ep.failPosted(-1, f)
-		// Bound reads and writes stuck on a peer that stopped (a write in
-		// progress to a live peer still completes), then send the abort on
-		// every link that is still whole.
+		// Bound writes stuck on a peer that stopped (a write in progress to
+		// a live peer still completes), then send the abort on every link
+		// that is still whole. The links stay read and watched: the
+		// survivors may agree over them (recover.go).
 		// A rank blamed for dying or going silent gets no grace: a write
-		// to it that its full buffer holds up would only delay the error.
+		// to it that its full buffer holds up would only delay the error
+		// (a write that fails so counts its link down, recover.go).
 		now := time.Now()
 		grace := now.Add(abortGrace)
 		for _, p := range ep.peers {
@@ -200,7 +207,6 @@ func (ep *endpoint) failFrom(f *driver.Failure, h *wire.Header) {
 			if p.rank == f.Culprit && (f.Kind == driver.ErrTimeout || f.Kind == driver.ErrPeerLost) {
 				d = now
 			}
-			p.link.SetReadDeadline(d)
 			p.link.SetWriteDeadline(d)
 		}
 		if f.Kind == driver.ErrClosed {
@@ -285,10 +291,25 @@ func (ep *endpoint) close() {
 		}
 		ep.failWith(&driver.Failure{Kind: driver.ErrClosed, Culprit: -1, Origin: ep.rank, Msg: "communicator closed"})
 		ep.aborts.Wait() // let peers learn why before the links close
+		ep.rec.mu.Lock()
+		ep.rec.closed = true
+		ep.rec.mu.Unlock()
+		ep.rec.sending.Wait()
 		close(ep.stop)
 		ep.tr.Close()
 		ep.self.link.Close()
 		ep.wg.Wait()
 		ep.closeGroups()
+		if ep.parent != nil {
+			ep.parent.release()
+		}
 	})
+}
+
+// release drops one user of the endpoint (its world conn, or a world
+// shrunk from it) and closes it after the last.
+func (ep *endpoint) release() {
+	if ep.users.Add(-1) == 0 {
+		ep.close()
+	}
 }

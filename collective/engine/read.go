@@ -232,6 +232,8 @@ func (p *peer) handle(h *wire.Header) error {
 			ep.failFrom(&driver.Failure{Kind: kindOf(h.Op), Culprit: int(h.Root), Origin: p.rank, Relayed: true, Msg: string(msg)}, h)
 		}
 		ep.countVote(p.rank, h, msg)
+	case wire.KindRecover:
+		return p.recovered(h)
 	case wire.KindData:
 		if ep.failure() != nil {
 			return p.link.ReadPayload(nil) // a failed endpoint drops data
@@ -247,6 +249,7 @@ func (p *peer) linkDown(err error) {
 	if ep.closing.Load() {
 		return
 	}
+	ep.markLost(p.rank)
 	p.mu.Lock()
 	gone := p.gone
 	p.mu.Unlock()

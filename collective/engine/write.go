@@ -61,10 +61,10 @@ func (ep *endpoint) heartbeat() {
 		select {
 		case <-ep.stop:
 			return
-		case <-ep.failed:
-			return
 		case <-t.C:
 		}
+		// A failed endpoint beats on: its live links stay watched for the
+		// survivors' agreement (recover.go).
 		now := time.Now()
 		for _, p := range ep.peers {
 			if p == nil || p.wrote.Swap(false) || !p.wmu.TryLock() {

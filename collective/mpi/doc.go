@@ -103,6 +103,12 @@
 //     ends the whole job (Comm.AbortJob). Open MPI and MPICH end the job
 //     when a rank dies, and the watchdog (below) ends it when a collective
 //     waits too long, so ErrPeerLost and ErrTimeout are never returned.
+//   - No fault tolerance: Comm.Agree and Comm.Shrink fail with ErrNotBuilt
+//     and Comm.FailedRanks is empty. They would need ULFM's MPIX_ calls
+//     (MPIX_Comm_agree, MPIX_Comm_shrink, MPIX_Comm_failure_get_acked),
+//     which Debian's Open MPI 4.1.4 does not build (ompi_info lists no
+//     ulfm or ftmpi component, and its mpi-ext.h declares no MPIX_Comm_
+//     call) and which MPICH 4.0 does not give either.
 //   - MPI does not compare the arguments of a collective across ranks; the
 //     signature check (below) does, unless WEFT_CHECK=off.
 //   - Send to another rank may wait for the matching Recv (MPI's

@@ -36,6 +36,7 @@ var extras = []check{
 	{"nonblocking/all", nonBlockingAll},
 	{"concurrent", concurrent},
 	{"open", openBackend},
+	{"shrink/notbuilt", shrinkNotBuilt},
 	{"invalid", invalidArgs},
 	{"closed", closedComm},
 	{"abort", abortComm},
@@ -749,4 +750,20 @@ func recvMismatch(ctx context.Context, c *collective.Comm) error {
 		}
 	}
 	return nil
+}
+
+// shrinkNotBuilt: the mpi backend has no fault tolerance (no ULFM in the
+// MPI libraries here): Agree and Shrink say so, FailedRanks is empty, and
+// the communicator goes on.
+func shrinkNotBuilt(ctx context.Context, c *collective.Comm) error {
+	if _, err := c.Shrink(ctx); !errors.Is(err, collective.ErrNotBuilt) || !strings.Contains(err.Error(), "ULFM") {
+		return fmt.Errorf("Shrink: %v, want ErrNotBuilt naming ULFM", err)
+	}
+	if _, _, err := c.Agree(ctx, 1); !errors.Is(err, collective.ErrNotBuilt) {
+		return fmt.Errorf("Agree: %v, want ErrNotBuilt", err)
+	}
+	if f := c.FailedRanks(); len(f) != 0 {
+		return fmt.Errorf("FailedRanks = %v", f)
+	}
+	return c.Barrier(ctx)
 }

@@ -11,6 +11,8 @@ func FuzzHeader(f *testing.F) {
 	f.Add(b[:])
 	(&Header{Kind: KindAbort, Root: 2, Len: 10}).Encode(b[:])
 	f.Add(b[:])
+	(&Header{Kind: KindRecover, Op: 2, Comm: 1, Seq: 3, Root: 1, Count: 7, Len: 1}).Encode(b[:])
+	f.Add(b[:])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var h Header
 		if err := h.Decode(data); err != nil {
@@ -24,6 +26,9 @@ func FuzzHeader(f *testing.F) {
 		}
 		if h.Kind == KindData && (h.Len > MaxPayload || h.Off+uint64(h.Len) > h.MsgLen) {
 			t.Fatalf("accepted out-of-range payload %+v", h)
+		}
+		if (h.Kind == KindAbort || h.Kind == KindRecover) && h.Len > 64<<10 {
+			t.Fatalf("accepted a %v frame of %d bytes", h.Kind, h.Len)
 		}
 	})
 }

@@ -48,6 +48,11 @@ const (
 	KindAbort Kind = 3
 	// KindGoodbye says the sender closed its communicator in good order.
 	KindGoodbye Kind = 4
+	// KindRecover carries the survivors' agreement after a failure (Op
+	// says which message; the payload is a set of ranks, one bit each),
+	// or announces that the next frame belongs to a communicator shrunk
+	// from the sender's (collective/engine, recover.go).
+	KindRecover Kind = 5
 )
 
 func (k Kind) String() string {
@@ -60,6 +65,8 @@ func (k Kind) String() string {
 		return "abort"
 	case KindGoodbye:
 		return "goodbye"
+	case KindRecover:
+		return "recover"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
@@ -144,6 +151,10 @@ func (h *Header) Decode(b []byte) error {
 	case KindAbort:
 		if h.Len > 64<<10 {
 			return fmt.Errorf("%w: abort reason of %d bytes", ErrCorrupt, h.Len)
+		}
+	case KindRecover:
+		if h.Len > 64<<10 {
+			return fmt.Errorf("%w: recovery message of %d bytes", ErrCorrupt, h.Len)
 		}
 	case KindHeartbeat, KindGoodbye:
 		if h.Len != 0 {
