@@ -22,12 +22,16 @@
 # if a program reports a wrong byte or sum.
 #
 #   scripts/bench-user.sh
+#   BASE=96a5f71 scripts/bench-user.sh   (the library before and after)
 #   REPS=1 MAX=1K ITERS=200 scripts/bench-user.sh   (a quick check)
 #
 # Knobs: REPS (5); MIN, MAX: ping-pong sizes, bytes with K (8, 64K);
 # ITERS: fixed iterations for every program (default: each program's own
 # choice, 10 to 10000 round trips by size, 10000 allreduces; the C
-# allreduce peer times 1000); BIND: which bindings ("pinned unpinned").
+# allreduce peer times 1000); BIND: which bindings ("pinned unpinned");
+# BASE: a git revision whose library the same user programs are built
+# against too, run on the tcp backend beside the others (column "base
+# tcp"), to measure a change of the library in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-5}
@@ -47,6 +51,17 @@ go build "${tags[@]}" -o bin/allreduce1 ./examples/allreduce1
 mpicc -O2 -o bin/osu_p2p scripts/peers/osu_p2p.c
 mpicc -O2 -o bin/mpi_allreduce scripts/peers/mpi_allreduce.c
 default=$([ ${#tags[@]} -gt 0 ] && echo mpi || echo tcp)
+base=${BASE:-}
+if [ -n "$base" ]; then
+  wt=$(mktemp -d)
+  git worktree add -q --detach "$wt" "$base"
+  mkdir -p "$wt/examples/pingpong" "$wt/examples/allreduce1"
+  cp examples/pingpong/main.go "$wt/examples/pingpong/"
+  cp examples/allreduce1/main.go "$wt/examples/allreduce1/"
+  (cd "$wt" && go build "${tags[@]}" -o "$OLDPWD/bin/pingpong.base" ./examples/pingpong &&
+    go build "${tags[@]}" -o "$OLDPWD/bin/allreduce1.base" ./examples/allreduce1)
+  git worktree remove --force "$wt"
+fi
 
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
@@ -63,9 +78,10 @@ if [ "$iters" != 0 ]; then
   c_iters=("$iters" 2)
 fi
 user_pp() { # BIND LABEL [mpirun args...]
-  local bind=$1 label=$2
+  local bind=$1 label=$2 prog=bin/pingpong
   shift 2
-  mpirun -np 2 $(bindargs "$bind") "$@" bin/pingpong "${pp_args[@]}" |
+  [ "$label" = base ] && prog=bin/pingpong.base
+  mpirun -np 2 $(bindargs "$bind") "$@" $prog "${pp_args[@]}" |
     awk -v b="$bind" -v l="$label" '!/^#/ {print "pingpong", b, l, $1, $2, 0}' >>"$raw"
 }
 bench_pp() { # BIND
@@ -77,9 +93,10 @@ c_pp() { # BIND
     awk -F, -v b="$1" 'NR > 1 {print "pingpong", b, "c", $3, $5, $7}' >>"$raw"
 }
 user_ar() { # BIND LABEL [mpirun args...]
-  local bind=$1 label=$2
+  local bind=$1 label=$2 prog=bin/allreduce1
   shift 2
-  mpirun -np 2 $(bindargs "$bind") "$@" bin/allreduce1 "${ar_args[@]}" |
+  [ "$label" = base ] && prog=bin/allreduce1.base
+  mpirun -np 2 $(bindargs "$bind") "$@" $prog "${ar_args[@]}" |
     awk -F': ' -v b="$bind" -v l="$label" '$1 == "us per call" {print "allreduce", b, l, 8, $2, 0}' >>"$raw"
 }
 bench_ar() { # BIND
@@ -98,15 +115,17 @@ for rep in $(seq "$reps"); do
     c_pp "$bind"
     user_pp "$bind" default
     bench_pp "$bind"
+    if [ -n "$base" ]; then user_pp "$bind" base -x WEFT_BACKEND=tcp; fi
     user_ar "$bind" tcp -x WEFT_BACKEND=tcp
     c_ar "$bind"
     user_ar "$bind" default
     bench_ar "$bind"
+    if [ -n "$base" ]; then user_ar "$bind" base -x WEFT_BACKEND=tcp; fi
   done
 done
 
 echo "# $(mpirun --version | head -1), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), REPS=$reps; medians"
-echo "# weft tcp: WEFT_BACKEND=tcp; weft default: no WEFT_BACKEND ($default); bench: weft bench, WEFT_BACKEND=tcp"
+echo "# weft tcp: WEFT_BACKEND=tcp; weft default: no WEFT_BACKEND ($default); bench: weft bench, WEFT_BACKEND=tcp${base:+; base tcp: the library at $base, WEFT_BACKEND=tcp}"
 awk -v binds="$binds" '
   function median(s,   a, n, i, j, t) {
     n = split(s, a, " "); if (n == 0) return ""
@@ -128,12 +147,13 @@ awk -v binds="$binds" '
         b = bs[i]
         print ""
         printf "%s, 2 ranks, %s (us; ratios of times weft / C)\n\n", kind == "pingpong" ? "blocking ping-pong, half round trip" : "1-double AllReduce per call", b
-        print "| size (B) | weft tcp | weft default | C Open MPI | tcp/C | default/C | weft bench | bench/C |"
-        print "|---|---|---|---|---|---|---|---|"
+        print "| size (B) | weft tcp | weft default | C Open MPI | tcp/C | default/C | weft bench | bench/C | base tcp | base/C |"
+        print "|---|---|---|---|---|---|---|---|---|---|"
         for (j = 1; j <= ns[kind, b]; j++) {
           s = sizes[kind, b, j]
           wt = median(v[kind, b, "tcp", s]); wd = median(v[kind, b, "default", s]); c = median(v[kind, b, "c", s]); wb = median(v[kind, b, "bench", s])
-          printf "| %d | %s | %s | %s | %s | %s | %s | %s |\n", s, num(wt), num(wd), num(c), ratio(wt, c), ratio(wd, c), num(wb), ratio(wb, c)
+          wo = median(v[kind, b, "base", s])
+          printf "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s, num(wt), num(wd), num(c), ratio(wt, c), ratio(wd, c), num(wb), ratio(wb, c), num(wo), ratio(wo, c)
         }
       }
     }
