@@ -175,7 +175,6 @@ func runBench(ctx context.Context, local int, cpuProfile string, opts []collecti
 		}, opts...)
 	}
 	return ranks.Run(ctx, 0, func(ctx context.Context, c *collective.Comm) error {
-		fitProcs(c.Launch())
 		stop, err := startProfile(cpuProfile, c.Rank())
 		if err != nil {
 			return err

@@ -137,9 +137,6 @@ assignment with PSLD in one process.`,
 			job.Balance, job.Async, job.Slowdown = balance, async, nil // env knobs apply
 			nn.SetThreads(1)                                           // one rank per process
 			return ranks.Run(cmd.Context(), local, func(ctx context.Context, c *collective.Comm) error {
-				if local == 0 {
-					fitProcs(c.Launch())
-				}
 				job := job // this rank's: where its worker trains
 				if job.IsWorker(c.Rank()) {
 					ord, err := dev.place(c)

@@ -326,7 +326,7 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 
 	addrs := make([]string, size)
 	infos := make([]rankInfo, size)
-	local := 0
+	local, mine := 0, 0
 	for r := range size {
 		v, err := kv.Get(ctx, rendezvous.RankKey(r))
 		if errors.Is(err, rendezvous.ErrConflict) {
@@ -341,6 +341,9 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 		addrs[r], infos[r] = ri.Addr, ri
 		if ri.Host == me.Host && ri.BootID == me.BootID {
 			local++
+			if ri.PID == me.PID {
+				mine++
+			}
 		}
 	}
 	cfg.spin, cfg.yield = spinFor(cfg.spinSetting, local)
@@ -348,9 +351,18 @@ func bootstrap(ctx context.Context, dc *driver.Config, cfg config) (_ *conn, err
 	// polling wait then holds it, and the link readers, heartbeats and
 	// timers queue behind it until the runtime preempts it (10 ms): a
 	// 64 KiB allreduce varied from 2.1 to 6.2 GB/s from run to run, and
-	// held 4.6-5.8 with two Ps (docs/BENCHMARKS.md).
-	if launch.TwoProcs() {
-		cfg.log.Info("weft: GOMAXPROCS raised to 2, so that a polling wait does not hold the only P (set GOMAXPROCS to choose)")
+	// held 4.6-5.8 with two Ps (docs/BENCHMARKS.md). A rank not bound
+	// (mpirun --bind-to none, srun without --cpu-bind) has a P per CPU of
+	// the host, and its idle threads take the CPUs of the other ranks'
+	// polling waits: it gets its share of the host, as weft bench gave its
+	// ranks before the library did. (A process of several ranks, as in
+	// tests, keeps its Ps beyond two: the share would be its ranks'.)
+	share := local
+	if mine > 1 {
+		share = 1
+	}
+	if n := launch.FitProcs(share); n > 0 {
+		cfg.log.Info(fmt.Sprintf("weft: GOMAXPROCS set to %d, this rank's share of the host's %d CPUs and at least 2, so that a polling wait does not hold the only P nor idle threads take other ranks' CPUs (set GOMAXPROCS to choose)", n, launch.HostCPUs()))
 	}
 	l.LocalRanks = local
 	// Only the ranks that joined know the nonce: a connection must carry

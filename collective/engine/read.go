@@ -72,7 +72,15 @@ func (p *peer) pollLoop(pl transport.Poller) {
 			p.linkDown(err)
 			return
 		}
-		p.rmu.Lock()
+		if !p.rmu.TryLock() {
+			// An operation holds the read token: it reads the link itself
+			// and drains it before it lets go (pollWait). Queueing on the
+			// mutex would make its Unlock wake a thread for this goroutine
+			// after every message it takes, beside the rank's polling
+			// thread (on a rank bound to one core, on that core).
+			time.Sleep(tokenRetry)
+			continue
+		}
 		pl.SetPollDeadline(deadline)
 		err := p.drain(pl, &h)
 		p.rmu.Unlock()
@@ -82,6 +90,10 @@ func (p *peer) pollLoop(pl transport.Poller) {
 		}
 	}
 }
+
+// tokenRetry is how long the reader loop waits before it looks again at
+// a link whose read token an operation holds.
+const tokenRetry = 100 * time.Microsecond
 
 // drain handles every frame the link can give without blocking. The
 // caller holds the read token.

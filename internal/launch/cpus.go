@@ -48,3 +48,27 @@ func TwoProcs() bool {
 	runtime.GOMAXPROCS(2)
 	return true
 }
+
+// FitProcs sets GOMAXPROCS for a rank that shares this host with
+// localRanks-1 other ranks, where the GOMAXPROCS variable is unset: two
+// where the process has one P (as TwoProcs), else its share of the host's
+// CPUs, HostCPUs/localRanks, where that is lower, but never below two. A
+// rank that is not bound to cores otherwise runs a P per CPU of the host,
+// and its idle threads, woken to look for work whenever a goroutine wakes,
+// take the CPUs the other ranks' polling waits need (docs/BENCHMARKS.md).
+// It returns the new GOMAXPROCS, or 0 where it changed nothing.
+func FitProcs(localRanks int) int {
+	if os.Getenv("GOMAXPROCS") != "" || localRanks < 1 {
+		return 0
+	}
+	cur := runtime.GOMAXPROCS(0)
+	want := max(2, HostCPUs()/localRanks)
+	if cur >= 2 && want >= cur {
+		return 0
+	}
+	if cur < 2 {
+		want = 2
+	}
+	runtime.GOMAXPROCS(want)
+	return want
+}
