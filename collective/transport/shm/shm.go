@@ -445,6 +445,12 @@ func (l *Link) waitData(dl *time.Time, holder, spin bool) error {
 			return transport.ErrClosed
 		}
 		if l.peerGone.Load() || atomic.LoadUint32(r.closed) != 0 {
+			// The peer may have written its last frames between the
+			// loop's look at the ring and this one at its state: what
+			// it wrote before it closed is read before the end.
+			if l.avail() > 0 {
+				break
+			}
 			return io.EOF
 		}
 		d := l.deadline(dl)
@@ -691,7 +697,10 @@ func (l *Link) TryReadHeader(h *wire.Header) (bool, error) {
 		if l.localClose.Load() {
 			return false, transport.ErrClosed
 		}
-		if l.avail() == 0 && (l.peerGone.Load() || atomic.LoadUint32(l.in.closed) != 0) {
+		// The peer's state first, then the ring: a peer that wrote its
+		// last frames and closed after an empty look at the ring would
+		// otherwise lose them.
+		if gone := l.peerGone.Load() || atomic.LoadUint32(l.in.closed) != 0; gone && l.avail() == 0 {
 			return false, io.EOF
 		}
 		return false, nil

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -244,5 +245,42 @@ func TestCleanStale(t *testing.T) {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists=%v, want %v", filepath.Base(p), err == nil, want)
 		}
+	}
+}
+
+// TestLastFramesBeforeClose: a peer that writes its last frame and closes
+// while the reader looks at an empty ring; the reader gets the frame, then
+// io.EOF. (The reader looked at the ring, then at the peer's state: a
+// frame written and a close made between the two looks was lost, and a
+// rank failed with "lost connection" at the barrier before Close.)
+func TestLastFramesBeforeClose(t *testing.T) {
+	for i := range 200 {
+		a, b := pair(t, 64<<10)
+		payload := []byte("the last frame")
+		go func() {
+			for range i % 7 * 50 { // land the close at different points of the reader's loop
+				runtime.Gosched()
+			}
+			a.WriteFrame(&wire.Header{Kind: wire.KindData, Len: uint32(len(payload)), MsgLen: uint64(len(payload))}, payload)
+			a.Close()
+		}()
+		var h wire.Header
+		for {
+			ok, err := b.TryReadHeader(&h)
+			if ok {
+				break
+			}
+			if err != nil {
+				t.Fatalf("try %d: %v before the last frame", i, err)
+			}
+		}
+		got := make([]byte, h.Len)
+		if err := b.ReadPayload(got); err != nil || string(got) != string(payload) {
+			t.Fatalf("try %d: payload %q, %v", i, got, err)
+		}
+		if err := b.ReadHeader(&h); err != io.EOF {
+			t.Fatalf("try %d: read after the close: %v, want io.EOF", i, err)
+		}
+		b.Close()
 	}
 }
