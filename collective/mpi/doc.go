@@ -214,11 +214,14 @@
 // Open MPI's large collectives allocate their temporary buffers at every
 // call, and glibc returns them to the system, so every call would pay
 // first touch; and glibc serves a multi-threaded process (any Go program)
-// from arenas per thread. Before MPI_Init the backend therefore sets
-// mallopt's M_MMAP_MAX 0, M_TRIM_THRESHOLD 2^31-1 and M_ARENA_MAX 1 (what
+// from arenas per thread. So the backend sets mallopt's M_ARENA_MAX 1 when
+// the program loads (before Go starts its threads: a thread keeps the
+// arena of its first malloc) and M_MMAP_MAX 0 and M_TRIM_THRESHOLD
+// 2^31-1 before MPI_Init (what
 // GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=...:glibc.malloc.arena_max=1
 // would), so the C heap keeps what it frees, at the price of keeping its
-// peak size until the process ends. Each of the three that
+// peak size until the process ends; every thread of a program built with
+// the mpi tag mallocs from the one arena. Each of the three that
 // GLIBC_TUNABLES sets is the user's choice, and the backend leaves it.
 //
 // # Environment

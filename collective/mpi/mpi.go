@@ -467,11 +467,14 @@ func Finalized() bool {
 // bus bandwidth with both sides given the no-mmap, no-trim tunables); and
 // a Go program is multi-threaded, so glibc serves its threads from arenas
 // of their own, where those settings do not reach (0.93x only with one
-// arena). mallopt(3) sets the three for this process: M_MMAP_MAX 0,
-// M_TRIM_THRESHOLD 2^31-1, M_ARENA_MAX 1, each unless GLIBC_TUNABLES sets
-// that tunable (glibc.malloc.mmap_max, trim_threshold, arena_max: the
-// user chose). The cost: the C heap keeps its peak size until the process
-// ends. docs/BENCHMARKS.md has the measurements.
+// arena). mallopt(3) sets M_MMAP_MAX 0 and M_TRIM_THRESHOLD 2^31-1 here,
+// and M_ARENA_MAX 1 when the program loads (weft_one_arena in weft_mpi.c:
+// a thread keeps the arena of its first malloc, so at Open it would be
+// too late), each unless GLIBC_TUNABLES sets that tunable
+// (glibc.malloc.mmap_max, trim_threshold, arena_max: the user chose). The
+// cost: the C heap keeps its peak size until the process ends, and every
+// thread of a program built with the mpi tag mallocs from one arena.
+// docs/BENCHMARKS.md has the measurements.
 func keepMalloc(info func(string)) {
 	t := os.Getenv("GLIBC_TUNABLES")
 	unset := func(name string) C.int {
@@ -480,7 +483,7 @@ func keepMalloc(info func(string)) {
 		}
 		return 1
 	}
-	if C.weft_keep_malloc(unset("mmap_max"), unset("trim_threshold"), unset("arena_max")) != 0 {
+	if C.weft_keep_malloc(unset("mmap_max"), unset("trim_threshold"), 0) != 0 {
 		info("weft: mpi backend: mallopt refused: the C heap returns what it frees (set GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184:glibc.malloc.arena_max=1 for the large collectives' speed)")
 	}
 }

@@ -384,6 +384,15 @@ int weft_finalized(int *flag) { return MPI_Finalized(flag); }
 int weft_query_thread(int *provided) { return MPI_Query_thread(provided); }
 int weft_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
 
+// weft_one_arena runs when the program loads, before Go starts its threads:
+// a malloc arena is a thread's from its first malloc on, so M_ARENA_MAX set
+// later (at Open) no longer reaches the threads that already have one.
+// GLIBC_TUNABLES's glibc.malloc.arena_max, where set, is the user's.
+__attribute__((constructor)) static void weft_one_arena(void) {
+	const char *t = getenv("GLIBC_TUNABLES");
+	if (t == NULL || strstr(t, "glibc.malloc.arena_max=") == NULL) mallopt(M_ARENA_MAX, 1);
+}
+
 int weft_keep_malloc(int mmap_max, int trim, int arena_max) {
 	// mallopt returns 1 on success, 0 on error
 	if (mmap_max && !mallopt(M_MMAP_MAX, 0)) return -1;
