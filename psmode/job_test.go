@@ -79,7 +79,7 @@ func TestJobBadSize(t *testing.T) {
 // worker ran.
 func TestJobOnDevice(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(fmnist.Dir, "train-images-idx3-ubyte.gz")); err != nil {
-		t.Skipf("Fashion-MNIST not found (%v)", err)
+		t.Skipf("Fashion-MNIST not found (%v): the Debian package dataset-fashion-mnist is not installed (scripts/deps.sh installs it)", err)
 	}
 	real := cudatest.Devices(t, 1)
 	data, err := fmnist.Load(fmnist.Dir, fmnist.Options{Limit: 2000})

@@ -225,7 +225,7 @@ func TestDeviceMatchesCPU(t *testing.T) {
 // goroutines and the communicator share.
 func TestDeviceOrdering(t *testing.T) {
 	if cudatest.Devices(t, 2) {
-		t.Skip("the pause is queued on the host-memory fake's streams")
+		t.Skip("a real GPU: the pause this test queues before each backward is a hook of the host-memory fake's streams (TestDeviceMatchesCPU runs on the GPU)")
 	}
 	const (
 		steps = 6
