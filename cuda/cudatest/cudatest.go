@@ -1,7 +1,8 @@
 // Package cudatest holds what tests of code on package cuda share: the
 // choice between a real GPU and the host-memory fake, uploads and
-// downloads of Go slices, and the check that a Program's table matches its
-// sources. It is imported by tests only.
+// downloads of Go slices, the check that a Program's table matches its
+// sources, and the g++ harness that runs a kernel source on the CPU
+// (OnCPU). It is imported by tests only.
 package cudatest
 
 import (

@@ -1,17 +1,11 @@
 package spgnn
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"unsafe"
 
 	"github.com/weft-hpc/weft/cuda"
 	"github.com/weft-hpc/weft/cuda/cudatest"
@@ -145,23 +139,8 @@ func blockOf(c *spCase) model.Block {
 }
 
 // The fake runs the references, so without a GPU nothing else executes
-// spgnn.cu: g++ compiles it as C++ (one block of one thread, so each
-// grid-stride loop covers its range; -ffp-contract=off for --fmad=false)
-// and TestSourceOnCPU compares each kernel with the CPU bit for bit.
-const cpuShim = `#include <cmath>
-#include <cstring>
-#include <cstdio>
-#include <vector>
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-struct weft_dim3 { unsigned x, y, z; };
-static const weft_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-using std::sqrt;
-inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
-inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
-`
+// spgnn.cu: cudatest.OnCPU compiles it with g++ and TestSourceOnCPU
+// compares each kernel with the CPU bit for bit.
 
 // The harness reads a kernel number, its buffers (a byte count, the
 // bytes) and its scalars (8 bytes; a float in the low 4), runs the
@@ -188,70 +167,10 @@ int main() {
 }
 `
 
-func bytesOf[T any](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
-// onCPU builds the harness and returns a function that runs kernel k on
-// bufs (the first one is written back) and scalars.
-func onCPU(t *testing.T) func(k uint64, out []float32, bufs [][]byte, scalars ...uint64) {
-	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++ here to compile spgnn.cu for the CPU")
-	}
-	dir := t.TempDir()
-	for _, f := range []string{cuda.Header, "spgnn.cu"} {
-		src, err := Kernels.Source(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, src := range map[string]string{"shim.h": cpuShim, "main.cpp": cpuMain} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "spgnn")
-	cmd := exec.Command(gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-include", "shim.h", "-I", dir, "-o", bin, "main.cpp")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("g++ of spgnn.cu: %v\n%s", err, out)
-	}
-	return func(k uint64, out []float32, bufs [][]byte, scalars ...uint64) {
-		t.Helper()
-		var in bytes.Buffer
-		w := func(v uint64) { binary.Write(&in, binary.LittleEndian, v) }
-		all := append([][]byte{bytesOf(out)}, bufs...)
-		w(k)
-		w(uint64(len(all)))
-		for _, b := range all {
-			w(uint64(len(b)))
-			in.Write(b)
-		}
-		for _, s := range scalars {
-			w(s)
-		}
-		c := exec.Command(bin)
-		c.Stdin = &in
-		res, err := c.Output()
-		if err != nil || len(res) != 4*len(out) {
-			t.Fatalf("kernel %d on the CPU: %v (%d bytes back)", k, err, len(res))
-		}
-		copy(bytesOf(out), res)
-	}
-}
-
 // TestSourceOnCPU: spgnn.cu compiled for the CPU equals the CPU code bit
 // for bit, kernel by kernel, as TestDeviceKernels checks the device.
 func TestSourceOnCPU(t *testing.T) {
-	run := onCPU(t)
+	run := cudatest.OnCPU(t, Kernels, "spgnn.cu", cpuMain)
 	rng := rand.New(rand.NewPCG(13, 14))
 	f32 := func(v float32) uint64 { return uint64(math.Float32bits(v)) }
 	for _, dim := range []int{1, 6, 17} {
@@ -259,19 +178,19 @@ func TestSourceOnCPU(t *testing.T) {
 			c := newSPCase(rng, dim, self != 0)
 			b := blockOf(c)
 			gotW := make([]float32, len(c.idx))
-			run(0, gotW, [][]byte{bytesOf(c.pos), bytesOf(c.indptr), bytesOf(c.idx)}, uint64(c.ndst), uint64(c.pd), uint64(c.pd))
+			run(0, gotW, [][]byte{cudatest.Bytes(c.pos), cudatest.Bytes(c.indptr), cudatest.Bytes(c.idx)}, uint64(c.ndst), uint64(c.pd), uint64(c.pd))
 			bitsEqual(t, "weft_spgnn_edge_weights", gotW, EdgeWeights(&b, c.pos, c.pd))
 
 			gotZ, wantZ := make([]float32, c.ndst*dim), make([]float32, c.ndst*dim)
-			run(1, gotZ, [][]byte{bytesOf(c.x), bytesOf(c.indptr), bytesOf(c.idx), bytesOf(c.w)}, f32(self), uint64(c.ndst), uint64(dim))
+			run(1, gotZ, [][]byte{cudatest.Bytes(c.x), cudatest.Bytes(c.indptr), cudatest.Bytes(c.idx), cudatest.Bytes(c.w)}, f32(self), uint64(c.ndst), uint64(dim))
 			Aggregate(c.x, dim, c.indptr, c.idx, c.w, self, wantZ, c.ndst)
 			bitsEqual(t, "weft_spgnn_aggregate", gotZ, wantZ)
 
 			dx := randVec(rng, c.nsrc*dim)
 			gotDX := append([]float32(nil), dx...)
-			run(2, gotDX, [][]byte{bytesOf(c.dz), bytesOf(c.tptr), bytesOf(c.tedge), bytesOf(c.tdst), bytesOf(c.w)}, f32(self), uint64(c.nsrc), uint64(dim))
+			run(2, gotDX, [][]byte{cudatest.Bytes(c.dz), cudatest.Bytes(c.tptr), cudatest.Bytes(c.tedge), cudatest.Bytes(c.tdst), cudatest.Bytes(c.w)}, f32(self), uint64(c.nsrc), uint64(dim))
 			gotDW, wantDW := make([]float32, len(c.idx)), make([]float32, len(c.idx))
-			run(3, gotDW, [][]byte{bytesOf(c.x), bytesOf(c.dz), bytesOf(c.edst), bytesOf(c.idx)}, uint64(len(c.idx)), uint64(dim))
+			run(3, gotDW, [][]byte{cudatest.Bytes(c.x), cudatest.Bytes(c.dz), cudatest.Bytes(c.edst), cudatest.Bytes(c.idx)}, uint64(len(c.idx)), uint64(dim))
 			AggregateBackward(c.x, c.dz, dim, c.indptr, c.idx, c.w, self, dx, wantDW, c.ndst)
 			bitsEqual(t, "weft_spgnn_scatter", gotDX, dx)
 			bitsEqual(t, "weft_spgnn_edge_grad", gotDW, wantDW)
@@ -279,7 +198,7 @@ func TestSourceOnCPU(t *testing.T) {
 	}
 	x, mean, inv := randVec(rng, 30*8), randVec(rng, 5), randVec(rng, 5)
 	got := append([]float32(nil), x...)
-	run(4, got, [][]byte{bytesOf(mean), bytesOf(inv)}, 25, 8, 2, 5, 3)
+	run(4, got, [][]byte{cudatest.Bytes(mean), cudatest.Bytes(inv)}, 25, 8, 2, 5, 3)
 	StandardiseRef(x, mean, inv, 25, 8, 2, 3)
 	bitsEqual(t, "weft_spgnn_standardise", got, x)
 }
