@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,22 +16,9 @@ import (
 // Open MPI's headers let it be built in) the mpi backend: it checks every
 // sum itself and must print a positive time per call.
 func TestAllreduce1Ranks(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to build the example")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "allreduce1")
-	args := []string{"build", "-o", bin}
-	backends := []string{"tcp"}
-	if exec.Command("pkg-config", "--exists", "ompi-c").Run() == nil {
-		args = append(args, "-tags", "mpi")
-		backends = append(backends, "mpi")
-	}
-	if out, err := exec.CommandContext(ctx, gobin, append(args, ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	bin, backends := mpitest.BuildExample(ctx, t, "allreduce1")
 	flags := []string{"-iters", "200", "-warmup", "20"}
 	check := func(t *testing.T, ranks string, cmd *exec.Cmd) {
 		t.Helper()

@@ -37,23 +37,9 @@ func result(t *testing.T, out []byte) map[string]string {
 // so must the residual (on 2 ranks the sum over ranks is a + b in either
 // order).
 func TestJacobiRanks(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to build the example")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "jacobi")
-	args := []string{"build", "-o", bin}
-	backends := []string{"tcp"}
-	if exec.Command("pkg-config", "--exists", "ompi-c").Run() == nil {
-		args = append(args, "-tags", "mpi")
-		backends = append(backends, "mpi")
-	}
-	if out, err := exec.CommandContext(ctx, gobin, append(args, ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	bin, backends := mpitest.BuildExample(ctx, t, "jacobi")
 	flags := []string{"-n", "37", "-iters", "150", "-every", "7"}
 	out, err := exec.CommandContext(ctx, bin, flags...).CombinedOutput()
 	if err != nil {
@@ -95,7 +81,7 @@ func TestJacobiRanks(t *testing.T) {
 		if err != nil {
 			t.Skip("no mpicc for the C twin (libopenmpi-dev)")
 		}
-		cbin := filepath.Join(dir, "jacobi_c")
+		cbin := filepath.Join(t.TempDir(), "jacobi_c")
 		if out, err := exec.CommandContext(ctx, mpicc, "-O2", "-ffp-contract=off", "-o", cbin, "../../scripts/peers/jacobi.c").CombinedOutput(); err != nil {
 			t.Fatalf("mpicc: %v\n%s", err, out)
 		}

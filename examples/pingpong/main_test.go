@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,22 +18,9 @@ import (
 // every byte of a round each way itself). Alone, it must refuse with an
 // error that says it needs 2 ranks.
 func TestPingpongRanks(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to build the example")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "pingpong")
-	args := []string{"build", "-o", bin}
-	backends := []string{"tcp"}
-	if exec.Command("pkg-config", "--exists", "ompi-c").Run() == nil {
-		args = append(args, "-tags", "mpi")
-		backends = append(backends, "mpi")
-	}
-	if out, err := exec.CommandContext(ctx, gobin, append(args, ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	bin, backends := mpitest.BuildExample(ctx, t, "pingpong")
 	if out, err := exec.CommandContext(ctx, bin, "-iters", "5").CombinedOutput(); err == nil || !strings.Contains(string(out), "needs 2 ranks") {
 		t.Errorf("alone: %v, want an error that it needs 2 ranks:\n%s", err, out)
 	}

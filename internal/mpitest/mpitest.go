@@ -35,8 +35,11 @@ package mpitest
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -79,4 +82,29 @@ func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// BuildExample builds the program in the test's directory (an example's
+// main package) into a temporary file named name, with the mpi backend
+// built in where Open MPI's headers allow (pkg-config ompi-c), and
+// returns its path and the backends it can run on ("tcp", and "mpi"
+// where built in). It skips the test, saying why, where there is no go
+// command to build with.
+func BuildExample(ctx context.Context, t testing.TB, name string) (bin string, backends []string) {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to build the example")
+	}
+	bin = filepath.Join(t.TempDir(), name)
+	args := []string{"build", "-o", bin}
+	backends = []string{"tcp"}
+	if exec.Command("pkg-config", "--exists", "ompi-c").Run() == nil {
+		args = append(args, "-tags", "mpi")
+		backends = append(backends, "mpi")
+	}
+	if out, err := exec.CommandContext(ctx, gobin, append(args, ".")...).CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin, backends
 }
