@@ -117,3 +117,68 @@ func BenchmarkAllReduceShm8B(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkPingPongShm is a blocking Send/Recv ping-pong of 8 bytes
+// through the engine over one shared-memory pair, both ranks in this
+// process on their own threads: the engine's per-message path on top of
+// the link's floor (shm's BenchmarkPingPong).
+func BenchmarkPingPongShm(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("GOMAXPROCS < 2: both ends spin, each needs a CPU of its own")
+	}
+	cs := shmPair(b, time.Minute)
+	ctx := context.Background()
+	run := func(c *conn, first bool, n int) error {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		peer := 1
+		if !first {
+			peer = 0
+		}
+		buf := make([]byte, 8)
+		for i := 0; i < n; i++ {
+			for k := range 2 {
+				if (k == 0) == first {
+					if err := c.Run(ctx, &driver.Call{Kind: driver.Send, DType: driver.Uint8, Send: buf, Count: 8, Peer: peer}); err != nil {
+						return err
+					}
+				} else if err := c.Run(ctx, &driver.Call{Kind: driver.Recv, DType: driver.Uint8, Recv: buf, Count: 8, Peer: peer}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	done := make(chan error, 1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() { done <- run(cs[1], false, b.N) }()
+	if err := run(cs[0], true, b.N); err != nil {
+		b.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "us/oneway")
+}
+
+// BenchmarkSendRecvShm is the work of one 8-byte message through the
+// engine over shared memory with no waiting: one goroutine sends on rank
+// 0 and then receives on rank 1, whose frame is already in the ring.
+// Unlike a ping-pong it does not depend on the other rank's thread being
+// scheduled, so it measures the per-message path on a loaded host.
+func BenchmarkSendRecvShm(b *testing.B) {
+	cs := shmPair(b, time.Minute)
+	ctx := context.Background()
+	out, in := make([]byte, 8), make([]byte, 8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := cs[0].Run(ctx, &driver.Call{Kind: driver.Send, DType: driver.Uint8, Send: out, Count: 8, Peer: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if err := cs[1].Run(ctx, &driver.Call{Kind: driver.Recv, DType: driver.Uint8, Recv: in, Count: 8, Peer: 0}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
