@@ -3,6 +3,7 @@ package collective
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/weft-hpc/weft/collective/driver"
 )
@@ -93,11 +94,29 @@ var nullStatus = Status{Source: ProcNull, Tag: AnyTag}
 // (the message is buffered until this rank receives it), as does an
 // ISend's Wait, so Send to self then Recv works whatever the size.
 func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
-	a := new(driver.Call)
+	a := getCall()
 	if ok, _, err := c.p2p(a, driver.Send, buf, dest, tag); !ok {
+		putCall(a)
 		return err
 	}
-	return c.result(driver.Send, c.conn.Run(ctx, a))
+	err := c.conn.Run(ctx, a)
+	if err == nil {
+		putCall(a)
+	}
+	return c.result(driver.Send, err)
+}
+
+// callPool holds the driver calls of the blocking Send and Recv, so that a
+// message costs no allocation of its own in the front end. A call goes back
+// only after success: after an error a backend may still hold it (an MPI
+// call left inside the library).
+var callPool = sync.Pool{New: func() any { return new(driver.Call) }}
+
+func getCall() *driver.Call { return callPool.Get().(*driver.Call) }
+
+func putCall(a *driver.Call) {
+	*a = driver.Call{}
+	callPool.Put(a)
 }
 
 // Recv receives into buf the next message from rank source (or AnySource)
@@ -109,9 +128,10 @@ func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 // every backend: when ctx ends first it returns at once, with ErrAborted
 // and the context's error, and the communicator is failed (see Comm).
 func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, error) {
-	a := new(driver.Call)
+	a := getCall()
 	ok, finish, err := c.p2p(a, driver.Recv, buf, source, tag)
 	if !ok {
+		putCall(a)
 		if err == nil {
 			return nullStatus, nil
 		}
@@ -120,12 +140,14 @@ func (c *Comm) Recv(ctx context.Context, buf Buffer, source, tag int) (Status, e
 	if err := c.result(driver.Recv, c.conn.Run(ctx, a)); err != nil {
 		return Status{}, err
 	}
-	if finish != nil {
+	if finish != nil { // it reads the status
 		if err := finish(); err != nil {
 			return Status{}, c.result(driver.Recv, c.deviceFailure(driver.Recv, err))
 		}
 	}
-	return a.Status, nil
+	st := a.Status
+	putCall(a)
+	return st, nil
 }
 
 // ISend is Send without waiting: buf must not change until the request

@@ -181,6 +181,7 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 		if err == nil {
 			err = x.sendRest(a, off)
 		}
+		putExec(x)
 		return c.result(err)
 	case driver.Recv:
 		s, err := c.postRecv(a)
@@ -188,7 +189,13 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 			return c.result(err)
 		}
 		x := c.p2pExec(ctx, a)
-		return c.result(x.wait(s))
+		err = x.wait(s)
+		putExec(x)
+		if err == nil && s.whole {
+			*s = slot{}
+			slotPool.Put(s)
+		}
+		return c.result(err)
 	}
 	if c.ep.failure() != nil {
 		c.ep.lateVote(c, a)
@@ -277,9 +284,23 @@ func p2pDesc(a *driver.Call) desc {
 	return desc{op: opP2P, dtype: a.DType, count: uint64(a.Count)}
 }
 
-// p2pExec is the execution state of one point-to-point call.
+// p2pExec is the execution state of one point-to-point call, from a
+// pool: point-to-point calls run concurrently (each goroutine its own), and
+// a blocking Send or Recv would otherwise allocate one (its header escapes
+// into the link) per message. putExec gives it back, timers kept.
 func (c *conn) p2pExec(ctx context.Context, a *driver.Call) *exec {
-	return &exec{c: c, ctx: ctx, d: p2pDesc(a), chunk: c.ep.cfg.chunk}
+	x := execPool.Get().(*exec)
+	timer, ptimer := x.timer, x.ptimer
+	*x = exec{c: c, ctx: ctx, d: p2pDesc(a), chunk: c.ep.cfg.chunk, timer: timer, ptimer: ptimer}
+	return x
+}
+
+var execPool = sync.Pool{New: func() any { return new(exec) }}
+
+// putExec returns x, which no one uses any more, to the pool.
+func putExec(x *exec) {
+	x.c, x.ctx = nil, nil
+	execPool.Put(x)
 }
 
 // sendFirst numbers a Send's message and writes its first frame (the
@@ -359,18 +380,20 @@ func (c *conn) Start(a *driver.Call) (driver.Pending, error) {
 		}
 		return s, nil
 	}
-	x := exec{c: c, ctx: context.Background(), d: p2pDesc(a), chunk: c.ep.cfg.chunk}
+	x := c.p2pExec(context.Background(), a)
 	off, err := x.sendFirst(a)
 	if err != nil {
+		putExec(x)
 		return nil, c.result(err)
 	}
 	if off == msgBytes(a) {
+		putExec(x)
 		return sent, nil
 	}
 	p := &sendPending{c: c, done: make(chan struct{})}
-	rest := x // only a long message's state goes to the heap
 	go func() {
-		p.err = c.result(rest.sendRest(a, off))
+		p.err = c.result(x.sendRest(a, off))
+		putExec(x)
 		close(p.done)
 	}()
 	return p, nil

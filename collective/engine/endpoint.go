@@ -36,6 +36,11 @@ type endpoint struct {
 
 	hosts []int // host index of each world rank; nil: all on one host
 
+	// coarse is the time (Unix ns) the heartbeat last saw, at most its
+	// interval (timeout/8) old: the polling wait bounds its payload reads
+	// from it, without a clock read per message.
+	coarse atomic.Int64
+
 	self *peer // this rank's loopback, for messages to itself
 
 	mu       sync.Mutex
@@ -93,14 +98,17 @@ type peer struct {
 	wmu    sync.Mutex // serialises writes
 	broken error      // a write failed mid-frame; guarded by wmu
 
-	rmu   sync.Mutex    // the read token: who holds it may read the link
-	hdr   wire.Header   // the token holder's header (a polling wait's)
-	reads atomic.Uint64 // frames read, ever: a silent peer leaves it still
+	rmu    sync.Mutex    // the read token: who holds it may read the link
+	hdr    wire.Header   // the token holder's header (a polling wait's)
+	pollDL time.Time     // the link's poll deadline, last set by the token holder
+	reads  atomic.Uint64 // frames read, ever: a silent peer leaves it still
 
 	mu     sync.Mutex
 	posted map[matchKey]*slot
 	unexp  map[matchKey]*early
-	msgs   map[msgKey]*envelope // point-to-point messages arriving
+	msgs   map[msgKey]*envelope // point-to-point messages arriving, of more than one frame
+	m      *matcher             // the matcher of communicator mID, the last one a message came for
+	mID    uint64
 	gone   error                // the peer said goodbye or its link broke; guarded by mu
 	self   bool                 // this rank's loopback: no silence limit
 	probes map[uint64]probeNote // the peer's latest probe of each communicator, for an operation not started here
@@ -140,6 +148,7 @@ func newEndpoint(tr transport.Transport, cfg config) *endpoint {
 	ep.wg.Add(1)
 	go ep.self.readLoop()
 	if cfg.timeout > 0 && ep.size > 1 {
+		ep.coarse.Store(time.Now().UnixNano())
 		ep.wg.Add(1)
 		go ep.heartbeat()
 	}

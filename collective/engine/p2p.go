@@ -81,7 +81,13 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 	ep := p.ep
 	key := msgKey{comm: h.Comm, seq: h.Seq}
 	p.mu.Lock()
-	env := p.msgs[key]
+	// A message of one frame (every message up to the chunk size) has no
+	// later frames to find it: it skips the table of arriving messages.
+	whole := h.Off == 0 && uint64(h.Len) == h.MsgLen
+	var env *envelope
+	if !whole {
+		env = p.msgs[key]
+	}
 	if env == nil {
 		if h.Off != 0 {
 			p.mu.Unlock()
@@ -89,14 +95,27 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 				Msg: fmt.Sprintf("rank %d sent a frame of message %d that began nowhere", p.rank, h.Seq)})
 			return p.link.ReadPayload(nil)
 		}
+		m := p.m
+		if m == nil || p.mID != h.Comm {
+			p.mu.Unlock()
+			m = ep.matcherFor(h.Comm)
+			p.mu.Lock()
+			p.m, p.mID = m, h.Comm
+		}
 		p.mu.Unlock()
-		m := ep.matcherFor(h.Comm)
 		m.mu.Lock()
+		s := m.take(p.rank, int(h.Tag))
+		if whole && s != nil && s.fits(h) {
+			m.mu.Unlock()
+			return p.landWhole(s, h)
+		}
 		p.mu.Lock()
 		env = &envelope{p: p, key: key, tag: int(h.Tag), dtype: driver.DType(h.DType), msgLen: int(h.MsgLen)}
-		p.msgs[key] = env
+		if !whole {
+			p.msgs[key] = env
+		}
 		var bad *driver.Failure
-		if s := m.take(p.rank, env.tag); s != nil {
+		if s != nil {
 			bad = env.bind(s)
 		} else {
 			m.unexp = append(m.unexp, env)
@@ -147,6 +166,38 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 	p.mu.Unlock()
 	return nil
 }
+
+// fits reports whether the receive s takes the one-frame message of h
+// as it is: into its contiguous buffer, of its type (or empty), no longer
+// than the buffer. Anything else goes the general way (bind), which also
+// reports the mismatches.
+func (s *slot) fits(h *wire.Header) bool {
+	return s.vec == nil && (driver.DType(h.DType) == s.d.dtype || h.MsgLen == 0) && h.MsgLen <= uint64(len(s.buf))
+}
+
+// landWhole reads the one-frame message of h straight into the receive s,
+// which the matcher just gave to this reader alone: s is in no table, so
+// nothing else settles it, and done closes once the bytes are in.
+func (p *peer) landWhole(s *slot, h *wire.Header) error {
+	n := int(h.Len)
+	s.p, s.want = p, n
+	*s.status = driver.Status{Source: s.c.commRank(p.rank), Tag: int(h.Tag), Bytes: n}
+	err := p.link.ReadPayload(s.buf[:n:n])
+	p.mu.Lock()
+	s.got, s.frames, s.whole = n, 1, true
+	if err != nil {
+		s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
+			Msg: fmt.Sprintf("reading from rank %d failed", p.rank), Cause: err}
+	}
+	close(s.done)
+	p.mu.Unlock()
+	return err
+}
+
+// slotPool holds the receives of blocking Recvs that landWhole completed:
+// nothing refers to such a slot once its waiter has seen done, so Run gives
+// it back (a receive Start made is the caller's, and goes to no pool).
+var slotPool = sync.Pool{New: func() any { return new(slot) }}
 
 // landed counts a frame of n bytes in; p.mu is held.
 func (env *envelope) landed(n int, err error) {
@@ -295,7 +346,8 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 
 // recvSlot is the receive a from world rank src (or AnySource).
 func (c *conn) recvSlot(a *driver.Call, src int) *slot {
-	s := &slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, vec: a.Vector, want: -1, status: &a.Status,
+	s := slotPool.Get().(*slot)
+	*s = slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, vec: a.Vector, want: -1, status: &a.Status,
 		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: make(chan struct{})}
 	if src >= 0 {
 		s.p = c.ep.peerOf(src)

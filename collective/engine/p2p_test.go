@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -203,5 +204,83 @@ func checkGaveUp(t *testing.T, err error, want string) {
 	t.Helper()
 	if !errors.Is(err, driver.ErrAborted) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v, want an abort saying %q", err, want)
+	}
+}
+
+// TestFramesAndOrder: messages of one frame (taken by landWhole straight
+// into a posted receive, or kept when none is posted) and of several
+// frames (the table of arriving messages) keep MPI's order per sender
+// and tag on every pair kind, with their statuses; a one-frame message of
+// another type, or longer than its receive, is still a mismatch.
+func TestFramesAndOrder(t *testing.T) {
+	const chunk = 512 << 10 // testConfig's WEFT_CHUNK_BYTES
+	for _, pk := range pairs {
+		t.Run(pk.name, func(t *testing.T) {
+			cfg := testConfig(t, 10*time.Second)
+			cs := pk.make(t, [2]config{cfg, cfg})
+			ctx := context.Background()
+			msg := func(n int, seed byte) []byte {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = seed + byte(i*7)
+				}
+				return b
+			}
+			sends := []struct {
+				tag  int
+				data []byte
+			}{{1, msg(8, 1)}, {2, msg(3*chunk/2, 2)}, {1, msg(100, 3)}, {3, nil}, {1, msg(chunk, 4)}}
+			done := make(chan error, 1)
+			go func() {
+				for _, s := range sends {
+					a := &driver.Call{Kind: driver.Send, DType: driver.Uint8, Count: len(s.data), Send: s.data, Peer: 1, Tag: s.tag}
+					if err := cs[0].Run(ctx, a); err != nil {
+						done <- err
+						return
+					}
+				}
+				done <- nil
+			}()
+			// Tag 2 first: the tag-1 message before it arrives unmatched.
+			// Then tag 1 from AnySource: the earliest first.
+			recv := func(src, tag, room int) (driver.Status, []byte) {
+				t.Helper()
+				a := &driver.Call{Kind: driver.Recv, DType: driver.Uint8, Count: room, Recv: make([]byte, room), Peer: src, Tag: tag}
+				if err := cs[1].Run(ctx, a); err != nil {
+					t.Fatalf("receive (source %d, tag %d): %v", src, tag, err)
+				}
+				return a.Status, a.Recv[:a.Status.Bytes]
+			}
+			check := func(st driver.Status, got []byte, want int) {
+				t.Helper()
+				s := sends[want]
+				if st.Source != 0 || st.Tag != s.tag || st.Bytes != len(s.data) || !bytes.Equal(got, s.data) {
+					t.Fatalf("got %+v (%d bytes), want message %d: tag %d, %d bytes", st, len(got), want, s.tag, len(s.data))
+				}
+			}
+			st, got := recv(0, 2, 2*chunk)
+			check(st, got, 1)
+			st, got = recv(driver.AnySource, 1, 2*chunk)
+			check(st, got, 0)
+			st, got = recv(0, driver.AnyTag, 2*chunk)
+			check(st, got, 2)
+			st, got = recv(0, 3, 16)
+			check(st, got, 3)
+			st, got = recv(0, 1, 2*chunk)
+			check(st, got, 4)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			// One frame of float32 into a receive of int32: a mismatch.
+			go func() {
+				a := &driver.Call{Kind: driver.Send, DType: driver.Float32, Count: 2, Send: make([]byte, 8), Peer: 1, Tag: 5}
+				done <- cs[0].Run(ctx, a)
+			}()
+			a := &driver.Call{Kind: driver.Recv, DType: driver.Int32, Count: 2, Recv: make([]byte, 8), Peer: 0, Tag: 5}
+			if err := cs[1].Run(ctx, a); !errors.Is(err, driver.ErrMismatch) {
+				t.Fatalf("float32 message into an int32 receive: %v, want a mismatch", err)
+			}
+			<-done
+		})
 	}
 }

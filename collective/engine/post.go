@@ -28,6 +28,7 @@ type slot struct {
 	status    *driver.Status
 	vec       *driver.Vector // a strided receive: frames are scattered over buf (put)
 	cancelled bool           // withdrawn by Cancel; set under the matcher's lock before done closes
+	whole     bool           // completed by landWhole, which held it alone: no table refers to it
 
 	// A reducing receive: buf = local op message, element by element, as
 	// the frames arrive, without landing the message anywhere first.

@@ -82,6 +82,7 @@ func (p *peer) pollLoop(pl transport.Poller) {
 			continue
 		}
 		pl.SetPollDeadline(deadline)
+		p.pollDL = deadline
 		err := p.drain(pl, &h)
 		p.rmu.Unlock()
 		if err != nil {
@@ -120,10 +121,11 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 	p := s.peer()
 	ep := p.ep
 	h := &p.hdr // ours: we hold the read token
-	start := time.Now()
-	pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
-	spinEnd := start.Add(ep.cfg.spin)
-	last, lastAt := s.progress(), start
+	p.payloadDeadline(pl)
+	// The clock is first read after a few looks at the link: a message
+	// that is there at once costs no clock read.
+	var start, spinEnd, lastAt time.Time
+	last := 0
 	var done <-chan struct{}
 	if x.ctx != nil {
 		done = x.ctx.Done()
@@ -170,6 +172,12 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 			continue // look at the clock now and then only
 		}
 		now := time.Now()
+		if start.IsZero() {
+			start, spinEnd, lastAt = now, now.Add(ep.cfg.spin), now
+			if !s.p2p { // only a collective's wait measures silence (as in wait)
+				last = s.progress()
+			}
+		}
 		if now.Before(spinEnd) {
 			continue
 		}
@@ -195,13 +203,35 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 		pl.SetPollDeadline(now.Add(pollSlice))
 		err = pl.Poll()
 		// Payload reads wait under the silence limit, not the slice.
-		pl.SetPollDeadline(readDeadline(ep.cfg.timeout))
+		p.pollDL = readDeadline(ep.cfg.timeout)
+		pl.SetPollDeadline(p.pollDL)
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			p.linkDown(err)
 			return nil
 		}
 	}
 	return nil
+}
+
+// payloadDeadline bounds the payload reads of the token holder, which
+// holds it: a peer silent for the timeout from about now fails them. It
+// reads the heartbeat's clock, not the system's, and sets the link's
+// deadline only when that clock has moved (every timeout/8).
+func (p *peer) payloadDeadline(pl transport.Poller) {
+	t := p.ep.cfg.timeout
+	if t <= 0 {
+		return
+	}
+	var dl time.Time
+	if c := p.ep.coarse.Load(); c != 0 {
+		dl = time.Unix(0, c).Add(t + t/8) // the clock lags by up to t/8
+	} else { // no heartbeat (a world of one)
+		dl = time.Now().Add(t)
+	}
+	if !dl.Equal(p.pollDL) {
+		p.pollDL = dl
+		pl.SetPollDeadline(dl)
+	}
 }
 
 // readDeadline is the deadline of a read that starts now: a peer silent

@@ -66,6 +66,7 @@ func (ep *endpoint) heartbeat() {
 		// A failed endpoint beats on: its live links stay watched for the
 		// survivors' agreement (recover.go).
 		now := time.Now()
+		ep.coarse.Store(now.UnixNano())
 		for _, p := range ep.peers {
 			if p == nil || p.wrote.Swap(false) || !p.wmu.TryLock() {
 				continue
