@@ -101,9 +101,14 @@ func algorithmTable() map[driver.Kind][]*algorithm {
 
 var algoIDs [256]*algorithm
 
+// byKind is algorithms indexed by the operation, for pick: an array
+// lookup, where a map of a one-byte key hashes it on every call.
+var byKind [256][]*algorithm
+
 func init() {
 	algorithms = algorithmTable()
 	for op, list := range algorithms {
+		byKind[op] = list
 		for _, a := range list {
 			if algoIDs[a.id] != nil {
 				panic(fmt.Sprintf("engine: algorithm id %d used twice", a.id))
@@ -128,7 +133,7 @@ func canBoth(f, g func(c *conn, a *driver.Call) bool) func(c *conn, a *driver.Ca
 
 // pick chooses the algorithm for an operation.
 func (ep *endpoint) pick(op driver.Kind, c *conn, a *driver.Call) *algorithm {
-	list := algorithms[op]
+	list := byKind[op]
 	if name, ok := ep.cfg.algo[op]; ok {
 		for _, alg := range list {
 			if alg.name == name && (alg.can == nil || alg.can(c, a)) {
