@@ -140,17 +140,22 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 	}
 	defer setSpin(false)
 	setSpin(true)
-	spins := 0
+	// s completes when this goroutine hands it its frames, or, rarely, on
+	// a failure or a Cancel elsewhere: it is looked at after each frame and
+	// with the clock, not on every look at the link.
+	spins, look := 0, true
 	for ep.failure() == nil {
-		select {
-		case <-s.done:
-			// Leave no whole frame in the link's buffer: the background
-			// reader only wakes for bytes on the socket.
-			if err := p.drain(pl, h); err != nil {
-				p.linkDown(err)
+		if look {
+			select {
+			case <-s.done:
+				// Leave no whole frame in the link's buffer: the background
+				// reader only wakes for bytes on the socket.
+				if err := p.drain(pl, h); err != nil {
+					p.linkDown(err)
+				}
+				return nil
+			default:
 			}
-			return nil
-		default:
 		}
 		ok, err := pl.TryReadHeader(h)
 		if err == nil && ok {
@@ -160,7 +165,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 			p.linkDown(err)
 			return nil
 		}
-		if ok {
+		if look = ok; ok {
 			continue
 		}
 		if ep.cfg.yield {
@@ -171,6 +176,7 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 		} else if spins++; spins%32 != 0 {
 			continue // look at the clock now and then only
 		}
+		look = true
 		now := time.Now()
 		if start.IsZero() {
 			start, spinEnd, lastAt = now, now.Add(ep.cfg.spin), now
