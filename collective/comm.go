@@ -92,6 +92,7 @@ type Comm struct {
 	gaveUp  bool // Close stopped waiting for operations that cannot be interrupted
 	idle    *sync.Cond
 	closed  bool
+	shut    atomic.Bool             // closed, for usable's look without the lock
 	spare   atomic.Pointer[Request] // a blocking call's request, for reuse
 }
 
@@ -210,10 +211,7 @@ func (c *Comm) usable(k driver.Kind) error {
 	if err := c.dom.failure(); err != nil {
 		return c.opError(k, err)
 	}
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
+	if c.shut.Load() {
 		return c.opError(k, ErrClosed)
 	}
 	return nil
@@ -794,6 +792,7 @@ func (c *Comm) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.shut.Store(true)
 	if c.running {
 		t := c.timeout
 		if t <= 0 {
