@@ -262,9 +262,16 @@ func create(size, rb int) (string, []byte, error) {
 // its pages costs both sides a page fault the first time the ring passes
 // it: about a microsecond for every 57 small messages, for the first 4 MiB
 // each way (a short ping-pong loop ran at half speed). Kernels before 5.14
-// have no MADV_POPULATE_WRITE, and keep faulting on first use; a /dev/shm
-// too small for the segment fails it as the first use would.
+// have no MADV_POPULATE_WRITE, and keep faulting on first use. Where Dir
+// has less than eight segments' worth free (a container's 64 MiB
+// /dev/shm), the pages are left to be taken as the rings reach them, as
+// before: rings that a job never fills must not take the room that other
+// segments will touch.
 func prefault(mem []byte) {
+	var st unix.Statfs_t
+	if unix.Statfs(Dir, &st) != nil || st.Bavail*uint64(st.Bsize) < 8*uint64(len(mem)) {
+		return
+	}
 	unix.Madvise(mem, unix.MADV_POPULATE_WRITE)
 }
 

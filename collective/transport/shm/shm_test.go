@@ -16,6 +16,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/weft-hpc/weft/internal/wire"
 )
@@ -282,5 +285,35 @@ func TestLastFramesBeforeClose(t *testing.T) {
 			t.Fatalf("try %d: read after the close: %v, want io.EOF", i, err)
 		}
 		b.Close()
+	}
+}
+
+// TestSegmentPrefaulted: both ends of a pair have every page of the
+// segment mapped once Open returns, so the rings' first pass takes no
+// page faults (where the kernel has MADV_POPULATE_WRITE, 5.14 on).
+func TestSegmentPrefaulted(t *testing.T) {
+	x, y := pair(t, 1<<20)
+	for i, l := range []*Link{x, y} {
+		pages := (len(l.mem) + os.Getpagesize() - 1) / os.Getpagesize()
+		vec := make([]byte, pages)
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&l.mem[0])), uintptr(len(l.mem)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			t.Fatal(e)
+		}
+		in := 0
+		for _, v := range vec {
+			in += int(v & 1)
+		}
+		if in != pages {
+			probe, err := unix.Mmap(-1, 0, os.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = unix.Madvise(probe, unix.MADV_POPULATE_WRITE)
+			unix.Munmap(probe)
+			if err != nil {
+				t.Skipf("this kernel has no MADV_POPULATE_WRITE (%v)", err)
+			}
+			t.Fatalf("end %d: %d of the segment's %d pages resident after Open", i, in, pages)
+		}
 	}
 }
