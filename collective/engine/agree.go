@@ -108,12 +108,10 @@ func (k *ackChain) poll() error {
 	if k.sent {
 		return nil
 	}
-	select {
-	case <-k.s.done:
+	if k.s.isDone() {
 		return k.wait()
-	default:
-		return nil
 	}
+	return nil
 }
 
 // wait waits for the acknowledgement and passes it on.

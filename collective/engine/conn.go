@@ -192,7 +192,7 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 		err = x.wait(s)
 		putExec(x)
 		if err == nil && s.whole {
-			*s = slot{}
+			*s = slot{done: s.done, closed: s.closed}
 			slotPool.Put(s)
 		}
 		return c.result(err)
@@ -448,22 +448,18 @@ func (s *slot) Wait(ctx context.Context) error {
 
 // Test reads what the link holds first, as MPI_Test moves messages along.
 func (s *slot) Test() (bool, error) {
-	select {
-	case <-s.done:
+	if s.isDone() {
 		return true, s.c.result(s.result())
-	default:
 	}
 	w := driver.AnySource
 	if s.from != nil {
 		w = s.from.rank
 	}
 	s.c.progress(w)
-	select {
-	case <-s.done:
+	if s.isDone() {
 		return true, s.c.result(s.result())
-	default:
-		return false, nil
 	}
+	return false, nil
 }
 
 // --- split, abort, close ---------------------------------------------------
@@ -621,10 +617,8 @@ func (x *exec) recvReduce(from int, tag uint32, dst, local []byte, first bool) (
 // own silence limit, which its heartbeats keep off, catches a dead or
 // stopped one.
 func (x *exec) wait(s *slot) error {
-	select {
-	case <-s.done:
+	if s.isDone() {
 		return s.result()
-	default:
 	}
 	from := s.peer()
 	if from == nil {
@@ -638,10 +632,8 @@ func (x *exec) wait(s *slot) error {
 			return err
 		}
 	}
-	select { // the polling wait usually finished it
-	case <-s.done:
+	if s.isDone() { // the polling wait usually finished it
 		return s.result()
-	default:
 	}
 	var tc <-chan time.Time
 	timeout := x.c.ep.cfg.timeout
@@ -669,13 +661,14 @@ func (x *exec) wait(s *slot) error {
 		done = x.ctx.Done()
 	}
 	last := s.progress()
+	sdone := s.doneChan()
 	for {
 		select {
-		case <-s.done:
+		case <-sdone:
 			return s.result()
 		case <-done:
 			x.giveUp()
-			<-s.done
+			<-sdone
 			return s.result()
 		case <-pc:
 			x.probe(from)
@@ -687,7 +680,7 @@ func (x *exec) wait(s *slot) error {
 				continue
 			}
 			x.c.ep.failWith(x.silent(from.rank, timeout))
-			<-s.done
+			<-sdone
 			return s.result()
 		}
 	}
@@ -701,11 +694,12 @@ func (x *exec) waitAny(s *slot) error {
 	if x.ctx != nil {
 		done = x.ctx.Done()
 	}
+	sdone := s.doneChan()
 	select {
-	case <-s.done:
+	case <-sdone:
 	case <-done:
 		x.giveUp()
-		<-s.done
+		<-sdone
 	}
 	return s.result()
 }

@@ -189,14 +189,15 @@ func (p *peer) landWhole(s *slot, h *wire.Header) error {
 		s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
 			Msg: fmt.Sprintf("reading from rank %d failed", p.rank), Cause: err}
 	}
-	close(s.done)
+	s.finish()
 	p.mu.Unlock()
 	return err
 }
 
 // slotPool holds the receives of blocking Recvs that landWhole completed:
-// nothing refers to such a slot once its waiter has seen done, so Run gives
-// it back (a receive Start made is the caller's, and goes to no pool).
+// nothing refers to such a slot once its waiter has seen it done, so Run
+// gives it back (a receive Start made is the caller's, and goes to no
+// pool), with its done channel if no one blocked on it.
 var slotPool = sync.Pool{New: func() any { return new(slot) }}
 
 // landed counts a frame of n bytes in; p.mu is held.
@@ -347,8 +348,12 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 // recvSlot is the receive a from world rank src (or AnySource).
 func (c *conn) recvSlot(a *driver.Call, src int) *slot {
 	s := slotPool.Get().(*slot)
+	done := s.done // a pooled slot's, when no waiter blocked on it
+	if done == nil || s.closed {
+		done = make(chan struct{})
+	}
 	*s = slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, vec: a.Vector, want: -1, status: &a.Status,
-		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: make(chan struct{})}
+		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: done}
 	if src >= 0 {
 		s.p = c.ep.peerOf(src)
 		s.from = s.p
@@ -367,7 +372,7 @@ func (s *slot) Cancel() error {
 		if x == s {
 			m.posted = append(m.posted[:i], m.posted[i+1:]...)
 			s.cancelled = true
-			close(s.done)
+			s.finish()
 			break
 		}
 	}
@@ -377,12 +382,7 @@ func (s *slot) Cancel() error {
 // Cancelled reports whether Cancel withdrew the receive (set before done
 // closes).
 func (s *slot) Cancelled() bool {
-	select {
-	case <-s.done:
-		return s.cancelled
-	default:
-		return false
-	}
+	return s.isDone() && s.cancelled
 }
 
 // matchedMsg is a message Mprobe took off the matcher: its frames go on
@@ -429,7 +429,7 @@ func (ep *endpoint) failPosted(from int, why *driver.Failure) {
 			if s.err == nil {
 				s.err = why
 			}
-			close(s.done)
+			s.finish()
 		}
 		m.posted = kept
 		close(m.arrived) // wake the probes, which look at the failure

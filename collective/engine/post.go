@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/weft-hpc/weft/collective/driver"
+import (
+	"sync/atomic"
+
+	"github.com/weft-hpc/weft/collective/driver"
+)
 
 // Posting: a receive registered with its peer (slot), filled by the
 // frames kept early or by the reader, and settled when whole or failed.
@@ -15,8 +19,15 @@ type slot struct {
 	got    int
 	frames int
 	busy   bool // the reader is copying a frame into buf; guarded by p.mu
-	done   chan struct{}
 	err    error
+
+	// Completion: finish sets state to slotDone; a waiter that blocks
+	// takes the channel (doneChan), which finish then closes. A receive
+	// that completes while no one blocks leaves its channel open, so that
+	// a pooled slot reuses it: a blocking Recv allocates nothing.
+	state  atomic.Uint32
+	done   chan struct{}
+	closed bool // finish closed done
 
 	// A point-to-point receive: its source (world rank or AnySource), tag
 	// (or AnyTag), the size of the message once matched (want), and where
@@ -35,6 +46,32 @@ type slot struct {
 	local []byte
 	first bool    // compute message op local (the canonical order of a pair)
 	red   reducer // reused for each frame (frames of one message land one at a time)
+}
+
+const (
+	slotPending = iota
+	slotWaited  // pending, and a waiter blocks on done
+	slotDone
+)
+
+// finish completes s: its result (err, got, the status) is set before.
+func (s *slot) finish() {
+	if s.state.Swap(slotDone) == slotWaited {
+		s.closed = true // before the close, which the waiter sees
+		close(s.done)
+	}
+}
+
+// isDone reports whether s completed; what finish set before is then
+// visible.
+func (s *slot) isDone() bool { return s.state.Load() == slotDone }
+
+// doneChan is a channel that is closed once s completes, for a select.
+func (s *slot) doneChan() <-chan struct{} {
+	if s.state.CompareAndSwap(slotPending, slotWaited) || s.state.Load() == slotWaited {
+		return s.done
+	}
+	return closedChan
 }
 
 // post registers a receive from p under key into buf.
@@ -75,7 +112,7 @@ func (p *peer) postSlot(s *slot, n int) (*slot, error) {
 		s.got, s.frames = int(e.got), len(e.frames)
 	}
 	if s.got == n && s.frames > 0 {
-		close(s.done)
+		s.finish()
 	} else if p.gone != nil {
 		// The peer said goodbye and the message is not all here: it never
 		// will be.
@@ -108,7 +145,7 @@ func (p *peer) settle(s *slot) {
 	}
 	if complete || s.err != nil {
 		delete(p.posted, s.key)
-		close(s.done)
+		s.finish()
 	}
 }
 

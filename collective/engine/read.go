@@ -145,17 +145,13 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 	// with the clock, not on every look at the link.
 	spins, look := 0, true
 	for ep.failure() == nil {
-		if look {
-			select {
-			case <-s.done:
-				// Leave no whole frame in the link's buffer: the background
-				// reader only wakes for bytes on the socket.
-				if err := p.drain(pl, h); err != nil {
-					p.linkDown(err)
-				}
-				return nil
-			default:
+		if look && s.isDone() {
+			// Leave no whole frame in the link's buffer: the background
+			// reader only wakes for bytes on the socket.
+			if err := p.drain(pl, h); err != nil {
+				p.linkDown(err)
 			}
+			return nil
 		}
 		ok, err := pl.TryReadHeader(h)
 		if err == nil && ok {
