@@ -43,6 +43,7 @@ var extras = []check{
 	{"context", contextEnds},
 	{"recv/mismatch", recvMismatch},
 	{"malloc/kept", mallocKept},
+	{"packet/boundary", packetBoundary},
 }
 
 // mallocKept: the backend made glibc keep what the MPI library frees
