@@ -139,7 +139,8 @@
 // one, not of pairs or complex numbers, not collective.NewOp's) carries
 // its data in the same packet, which the operation reduces too: the call
 // is then that one MPI_Allreduce, and its result is kept only when the
-// hashes agree (packet.go). Every packet has the same size, so ranks
+// hashes agree (packet.go); a Barrier is the check alone (no rank leaves
+// an allreduce before every rank has entered it). Every packet has the same size, so ranks
 // whose calls differ still make matching MPI calls. Only when the hashes
 // differ do the
 // ranks gather every signature (MPI_Allgather) and return the same error

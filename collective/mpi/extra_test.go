@@ -44,6 +44,7 @@ var extras = []check{
 	{"recv/mismatch", recvMismatch},
 	{"malloc/kept", mallocKept},
 	{"packet/boundary", packetBoundary},
+	{"barrier/waits", barrierWaits},
 }
 
 // mallocKept: the backend made glibc keep what the MPI library frees

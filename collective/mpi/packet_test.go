@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/weft-hpc/weft/collective"
 	"github.com/weft-hpc/weft/collective/driver"
@@ -185,6 +186,28 @@ func packetBoundary(ctx context.Context, c *collective.Comm) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// barrierWaits (an extra check of the MPI jobs): a Barrier, which the
+// signature check alone makes, holds every rank until the last has
+// entered: the last rank enters 200 ms after the others, and no rank
+// leaves sooner.
+func barrierWaits(ctx context.Context, c *collective.Comm) error {
+	if err := c.Barrier(ctx); err != nil {
+		return err
+	}
+	const late = 200 * time.Millisecond
+	start := time.Now()
+	if c.Rank() == c.Size()-1 {
+		time.Sleep(late)
+	}
+	if err := c.Barrier(ctx); err != nil {
+		return err
+	}
+	if waited := time.Since(start); waited < late {
+		return fmt.Errorf("rank %d left the barrier after %v, before the last rank entered (%v)", c.Rank(), waited, late)
 	}
 	return nil
 }

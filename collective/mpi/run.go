@@ -106,7 +106,8 @@ func (c *conn) collective(a *driver.Call) error {
 // call itself runs. An allreduce that fits the packet (carries) rides in
 // it: its data combines with its own reduction in the same MPI call, and
 // agree reports done, with the result in a.Recv, when the hashes agree; on
-// a mismatch a.Recv is left as it was. GatherV and ScatterV, whose blocks
+// a mismatch a.Recv is left as it was. A Barrier is done by the check
+// alone. GatherV and ScatterV, whose blocks
 // only the root knows, always gather the signatures (each holds its
 // rank's block), and when a block is not the root's count the root
 // broadcasts its counts, so that every rank names the same ranks.
@@ -125,7 +126,9 @@ func (c *conn) agree(s sig, a *driver.Call) (done bool, err error) {
 			if carry {
 				copy(a.Recv, packetBytes(p))
 			}
-			return carry, nil
+			// A Barrier needs no call of its own: no rank leaves an
+			// allreduce before every rank has entered it.
+			return carry || a.Kind == driver.Barrier, nil
 		}
 	}
 	return false, c.disagree(s, a)
