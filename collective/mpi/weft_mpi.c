@@ -394,7 +394,9 @@ static MPI_Datatype dtype(int dt) {
 _Static_assert(sizeof(long) == 8, "MPI_LONG_INT is Weft's Int64Int only where long has 64 bits");
 _Static_assert(sizeof(f64int) == 16 && sizeof(f32int) == 8, "pair layout");
 
-static MPI_Op redop(int dt, int op) {
+// redop_of is the MPI operation of (dt, op): one of user_ops, a
+// predefined one, or a Go reduction's (made on its first use).
+static MPI_Op redop_of(int dt, int op) {
 	if (op == WEFT_OP_AVG) op = WEFT_OP_SUM;
 	for (int i = 0; i < NUSER; i++) {
 		if (user_fns[i].dt == dt && user_fns[i].op == op) return user_ops[i];
@@ -415,6 +417,24 @@ static MPI_Op redop(int dt, int op) {
 	}
 	if (op >= WEFT_OP_USER && op < WEFT_OP_USER + NGO && go_made[op - WEFT_OP_USER]) return go_ops[op - WEFT_OP_USER];
 	return MPI_OP_NULL;
+}
+
+// op_table holds redop_of of every built-in (dt, op), filled once the
+// user operations exist (weft_setup), so that a call looks its operation
+// up instead of searching user_fns.
+enum { OP_TYPES = 32, OP_BUILTIN = 16 };
+static MPI_Op op_table[OP_TYPES][OP_BUILTIN];
+static int op_table_made;
+
+static void op_table_fill(void) {
+	for (int dt = 0; dt < OP_TYPES; dt++)
+		for (int op = 0; op < OP_BUILTIN; op++) op_table[dt][op] = redop_of(dt, op);
+	op_table_made = 1;
+}
+
+static MPI_Op redop(int dt, int op) {
+	if (op_table_made && dt >= 0 && dt < OP_TYPES && op >= 0 && op < OP_BUILTIN) return op_table[dt][op];
+	return redop_of(dt, op);
 }
 
 static const void *sendbuf(const void *s, int inplace) { return inplace ? MPI_IN_PLACE : s; }
@@ -595,11 +615,13 @@ int weft_setup(int own) {
 		if (rc != MPI_SUCCESS) return rc;
 	}
 	user_ops_made = 1;
+	op_table_fill();
 	return MPI_SUCCESS;
 }
 
 int weft_finalize(int own) {
 	packet_free();
+	op_table_made = 0;
 	if (user_ops_made) {
 		for (int i = 0; i < NUSER; i++) MPI_Op_free(&user_ops[i]);
 		user_ops_made = 0;
