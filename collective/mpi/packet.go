@@ -21,9 +21,9 @@ import (
 const packetData = C.WEFT_PACKET_DATA
 
 // packetElem is, for each built-in (type, reduction) a packet can carry,
-// the element's size in bytes; 0 for the others (user-defined reductions,
-// the pair types, complex numbers), which run as a call of their own
-// after the check. Filled once from the C kernels' table.
+// the element's size in bytes; 0 for the others (the logical reductions,
+// user-defined ones, the pair types, complex numbers), which run as a
+// call of their own after the check. Filled once from the C side's table.
 var packetElem = func() (t [32][16]int8) {
 	for dt := range t {
 		for op := range t[dt] {

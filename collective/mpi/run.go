@@ -100,17 +100,17 @@ func (c *conn) collective(a *driver.Call) error {
 }
 
 // agree is the signature check (sig.go): one MPI_Allreduce of a packet
-// holding (h, -h), which combine with MPI_MAX, tells every rank whether
-// all hashes are equal; if not, the ranks gather every signature and
-// return the same ErrMismatch, which names the rank to blame, before the
-// call itself runs. An allreduce that fits the packet (carries) rides in
-// it: its data combines with its own reduction in the same MPI call, and
-// agree reports done, with the result in a.Recv, when the hashes agree; on
-// a mismatch a.Recv is left as it was. A Barrier is done by the check
-// alone. GatherV and ScatterV, whose blocks
-// only the root knows, always gather the signatures (each holds its
-// rank's block), and when a block is not the root's count the root
-// broadcasts its counts, so that every rank names the same ranks.
+// holding (h, -h), combined by max, tells every rank whether all hashes
+// are equal; if not, the ranks gather every signature and return the
+// same ErrMismatch, which names the rank to blame, before the call itself
+// runs. An allreduce that fits the packet (carries) rides in it: its data
+// combines with its own reduction in the same MPI call, and agree reports
+// done, with the result in a.Recv, when the hashes agree; on a mismatch
+// a.Recv is left as it was. A Barrier is done by the check alone. GatherV
+// and ScatterV, whose blocks only the root knows, always gather the
+// signatures (each holds its rank's block), and when a block is not the
+// root's count the root broadcasts its counts, so that every rank names
+// the same ranks.
 func (c *conn) agree(s sig, a *driver.Call) (done bool, err error) {
 	if !rootedV(s.Kind) {
 		p, carry := c.packet, carries(a)

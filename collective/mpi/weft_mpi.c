@@ -171,9 +171,9 @@ KERNEL(k_f64_minloc, f64int, f64_minloc(a, b))
 KERNEL(k_f64_maxloc, f64int, f64_maxloc(a, b))
 
 // Integer and float kernels, for the signature packet (below) and for the
-// pairs where MPI's own operations give other bits: integers wrap
-// (unsigned arithmetic, as Go's), floats sum and multiply as IEEE 754 does
-// in either order. Open MPI 4.1's vectorised MPI_SUM (its op/avx
+// (type, reduction) pairs where MPI's own operations give other bits:
+// integers wrap (unsigned arithmetic, as Go's), floats sum and multiply as
+// IEEE 754 does in either order. Open MPI 4.1's vectorised MPI_SUM (its op/avx
 // component) saturates 8- and 16-bit integers instead of wrapping (200 +
 // 200 = 255 in uint8 from 16 elements on), so those sums are user-defined
 // operations with these kernels in every build.
