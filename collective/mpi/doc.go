@@ -80,7 +80,9 @@
 // +0) depends on the order and a NaN can vanish, where Weft wants -0 and
 // NaN; Min and Max of uint8, because MPICH 4.0.2 compares MPI_UINT8_T as
 // signed bytes (min(212, 76) = 212), and of the wider unsigned types so
-// that no library can repeat that. Reductions made by collective.NewOp
+// that no library can repeat that; Sum (and Avg) of the 8- and 16-bit
+// integers, because Open MPI 4.1's vectorised MPI_SUM saturates them (200
+// + 200 = 255 in uint8 from 16 elements on) where Weft wraps. Reductions made by collective.NewOp
 // become MPI operations on their first use (MPI_Op_create with their
 // commute flag, freed when MPI is finalised): MPI calls a C trampoline of
 // the reduction's number (MPI passes no context), which calls back into
@@ -130,13 +132,23 @@
 // crash inside the library; Open MPI 4.1 does each, depending on the
 // sizes and the number of ranks. So before
 // each collective every rank hashes those arguments into 62 bits h and
-// one MPI_Allreduce of (h, -h) with MPI_MAX, 16 bytes, tells every rank
-// whether the largest hash is the smallest. Only when they differ do the
+// one MPI_Allreduce of a 128-byte packet holding (h, -h), which a
+// user-defined operation combines with max, tells every rank whether the
+// largest hash is the smallest. An AllReduce of at most 96 bytes with a
+// built-in arithmetic or bitwise reduction of a real type (not a logical
+// one, not of pairs or complex numbers, not collective.NewOp's) carries
+// its data in the same packet, which the operation reduces too: the call
+// is then that one MPI_Allreduce, and its result is kept only when the
+// hashes agree (packet.go); a Barrier is the check alone (no rank leaves
+// an allreduce before every rank has entered it). Every packet has the same size, so ranks
+// whose calls differ still make matching MPI calls. Only when the hashes
+// differ do the
 // ranks gather every signature (MPI_Allgather) and return the same error
 // wrapping ErrMismatch, which names both calls and blames the rank of the
 // smallest group (of two groups alike in size, the one whose lowest world
-// rank is higher: the rule of Weft's own transports), before any of the
-// call's bytes moves; the communicator, and its world, are then failed,
+// rank is higher: the rule of Weft's own transports), before the call
+// runs (no receive buffer is written; a small allreduce's data, which rode
+// in the packet, is dropped); the communicator, and its world, are then failed,
 // as on every backend. AllToAllV's counts, which differ by rank, are not
 // compared (MPI matches them pair by pair). GatherV and ScatterV, whose
 // counts only the root passes, skip the allreduce: the ranks gather their
@@ -148,10 +160,12 @@
 // communicators never meet (each is an MPI communicator of its own), so
 // they hang, and the watchdog ends the job. WEFT_CHECK chooses: all (the
 // default; also 1), first (the first collective of each communicator
-// only), off (also 0). The check costs one 16-byte MPI_Allreduce a call:
-// about doubles an 8-byte allreduce, nothing measurable at 64 MiB
+// only), off (also 0). The check costs a small allreduce no MPI call of
+// its own, and every other collective one 128-byte MPI_Allreduce: about
+// the time of an 8-byte allreduce, nothing measurable at 64 MiB
 // (docs/BENCHMARKS.md); set WEFT_CHECK=off for a program whose calls are
-// known to match and whose small collectives count. Open agrees on it:
+// known to match and whose small collectives other than allreduces
+// count. Open agrees on it:
 // when the ranks' WEFT_CHECK differ, or one does not parse, every rank's
 // Open fails with ErrInvalid naming the rank (a rank that checks would
 // make an extra call that one which does not would match against its next

@@ -29,3 +29,13 @@ func SetCheck(mode string) (restore func()) {
 // MallocMaps says whether glibc serves a malloc of n bytes with a mapping
 // of its own.
 var MallocMaps = mallocMaps
+
+// PacketData is the bytes of data the signature check's packet carries at
+// most; Carries says whether an allreduce rides in it, and PacketReduce
+// combines two packets as MPI does (packet.go).
+const PacketData = packetData
+
+var (
+	Carries      = carries
+	PacketReduce = packetReduce
+)

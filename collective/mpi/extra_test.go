@@ -43,6 +43,8 @@ var extras = []check{
 	{"context", contextEnds},
 	{"recv/mismatch", recvMismatch},
 	{"malloc/kept", mallocKept},
+	{"packet/boundary", packetBoundary},
+	{"barrier/waits", barrierWaits},
 }
 
 // mallocKept: the backend made glibc keep what the MPI library frees

@@ -60,7 +60,49 @@ func allReduce32(ctx context.Context, d *collective.Comm, n int, op collective.O
 	return d.AllReduce(ctx, collective.Buf(filled[float32](n, 1)), collective.Buf(recv), op), untouched(recv, sentinel)
 }
 
+// allReduce64 is an AllReduce of n float64 with op.
+func allReduce64(ctx context.Context, d *collective.Comm, n int, op collective.Op) (error, func() error) {
+	recv := filled[float64](n, sentinel)
+	return d.AllReduce(ctx, collective.Buf(filled[float64](n, 1)), collective.Buf(recv), op), untouched(recv, sentinel)
+}
+
+// fits is the most float64 the check's packet carries.
+const fits = mpi.PacketData / 8
+
+// ar64 and ar32 are allReduce64 and allReduce32 of n elements with op,
+// for oddEven.
+func ar64(n int, op collective.Op) func(context.Context, *collective.Comm) (error, func() error) {
+	return func(ctx context.Context, d *collective.Comm) (error, func() error) { return allReduce64(ctx, d, n, op) }
+}
+
+func ar32(n int, op collective.Op) func(context.Context, *collective.Comm) (error, func() error) {
+	return func(ctx context.Context, d *collective.Comm) (error, func() error) { return allReduce32(ctx, d, n, op) }
+}
+
+// oddEven has rank 1 make one call and the other ranks another.
+func oddEven(odd, even func(ctx context.Context, d *collective.Comm) (error, func() error)) func(context.Context, *collective.Comm, bool) (error, func() error) {
+	return func(ctx context.Context, d *collective.Comm, isOdd bool) (error, func() error) {
+		if isOdd {
+			return odd(ctx, d)
+		}
+		return even(ctx, d)
+	}
+}
+
 var mismatches = []mismatchCase{
+	// Small allreduces, whose data rides in the check's packet
+	// (packet.go): against each other, against one too large for it, and
+	// against another kind.
+	{"packet/count", []string{"allreduce(2 x float64, sum)", "allreduce(3 x float64, sum)"}, oddEven(ar64(2, collective.Sum), ar64(3, collective.Sum))},
+	{"packet/op", []string{"allreduce(4 x float32, max)", "allreduce(4 x float32, sum)"}, oddEven(ar32(4, collective.Max), ar32(4, collective.Sum))},
+	{"packet/dtype", []string{"allreduce(1 x float64, sum)", "allreduce(2 x float32, sum)"}, oddEven(ar64(1, collective.Sum), ar32(2, collective.Sum))},
+	{"packet/size", []string{fmt.Sprintf("allreduce(%d x float64, sum)", fits+1), fmt.Sprintf("allreduce(%d x float64, sum)", fits)}, oddEven(ar64(fits+1, collective.Sum), ar64(fits, collective.Sum))},
+	{"packet/kind", []string{"broadcast(1 x float64, root 0)", "allreduce(1 x float64, sum)"}, oddEven(
+		func(ctx context.Context, d *collective.Comm) (error, func() error) {
+			buf := filled[float64](1, sentinel)
+			return d.Broadcast(ctx, collective.Buf(buf), 0), untouched(buf, sentinel)
+		},
+		ar64(1, collective.Sum))},
 	{"count", []string{"allreduce(500 x float32, sum)", "allreduce(1000 x float32, sum)"},
 		func(ctx context.Context, d *collective.Comm, odd bool) (error, func() error) {
 			if odd {

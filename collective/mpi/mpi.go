@@ -89,9 +89,13 @@ type conn struct {
 	selfs  []*selfSend // sends to this rank MPI has not completed, oldest first (p2p.go)
 
 	// The collectives, which the front end runs one at a time (Split too).
-	seq    int64     // collectives run so far
-	splits int       // Splits made on this conn, for the key of the next
-	agreed *[2]int64 // the signature check's buffer (an allocation of its own, for cgo's check)
+	seq    int64          // collectives run so far
+	splits int            // Splits made on this conn, for the key of the next
+	packet *C.weft_packet // the signature check's buffer, in C memory (packet.go)
+	// The last signature hashed, and its hash (conn.hash).
+	lastSig  sig
+	lastHash int64
+	hashed   bool
 
 	// What the watchdog sees (watchdog.go): running is the collective
 	// inside MPI, (seq+1)<<1, plus 1 during its signature check, and 0
@@ -302,7 +306,7 @@ func newConnLocked(comm C.MPI_Comm, w *world, key uint64) (*conn, error) {
 	}
 	lib.users++
 	c := &conn{w: w, comm: comm, rank: int(rank), size: int(size), tagUB: int(ub), world: ws, key: key,
-		pending: make(map[*pending]struct{}), agreed: new([2]int64)}
+		pending: make(map[*pending]struct{}), packet: newPacket()}
 	watchAdd(c)
 	return c, nil
 }
@@ -425,6 +429,8 @@ func (c *conn) Close() error {
 	if !busy {
 		// A call still inside MPI stays in the watchdog's eye.
 		watchRemove(c)
+		freePacket(c.packet)
+		c.packet = nil
 		if rc := C.weft_comm_free(&c.comm); rc != 0 {
 			err = failure("MPI_Comm_free", rc)
 		}

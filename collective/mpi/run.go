@@ -87,37 +87,67 @@ func (c *conn) collective(a *driver.Call) error {
 	}
 	c.watch.mu.Unlock()
 	var err error
+	done := false
 	if check {
-		err = c.agree(s, a)
+		done, err = c.agree(s, a)
 		c.running.Store(id)
 	}
-	if err == nil {
+	if err == nil && !done {
 		err = c.run(a)
 	}
 	c.running.Store(0)
 	return err
 }
 
-// agree is the signature check (sig.go): one MPI_Allreduce of (h, -h)
-// with MPI_MAX tells every rank whether all hashes are equal; if not, the
-// ranks gather every signature and return the same ErrMismatch, which
-// names the rank to blame, before any of the call's data moves. GatherV
+// agree is the signature check (sig.go): one MPI_Allreduce of a packet
+// holding (h, -h), combined by max, tells every rank whether all hashes
+// are equal; if not, the ranks gather every signature and return the
+// same ErrMismatch, which names the rank to blame, before the call itself
+// runs. An allreduce that fits the packet (carries) rides in it: its data
+// combines with its own reduction in the same MPI call, and agree reports
+// done, with the result in a.Recv, when the hashes agree; on a mismatch
+// a.Recv is left as it was. A Barrier is done by the check alone. GatherV
 // and ScatterV, whose blocks only the root knows, always gather the
 // signatures (each holds its rank's block), and when a block is not the
 // root's count the root broadcasts its counts, so that every rank names
 // the same ranks.
-func (c *conn) agree(s sig, a *driver.Call) error {
+func (c *conn) agree(s sig, a *driver.Call) (done bool, err error) {
 	if !rootedV(s.Kind) {
-		h := s.hash()
-		*c.agreed = [2]int64{h, -h}
-		p := unsafe.Pointer(c.agreed)
-		if rc := C.weft_allreduce(p, p, 2, C.WEFT_T_I64, C.WEFT_OP_MAX, 1, c.comm); rc != 0 {
-			return failure("MPI_Allreduce of the call's signature (WEFT_CHECK)", rc)
+		p, carry := c.packet, carries(a)
+		if carry {
+			fill(p, c.hash(s), a)
+		} else {
+			fill(p, c.hash(s), nil)
 		}
-		if c.agreed[0] == -c.agreed[1] {
-			return nil
+		if rc := C.weft_check(p, c.comm); rc != 0 {
+			return false, failure("MPI_Allreduce of the call's signature (WEFT_CHECK)", rc)
+		}
+		if agreed(p) {
+			if carry {
+				copy(a.Recv, packetBytes(p))
+			}
+			// A Barrier needs no call of its own: no rank leaves an
+			// allreduce before every rank has entered it.
+			return carry || a.Kind == driver.Barrier, nil
 		}
 	}
+	return false, c.disagree(s, a)
+}
+
+// hash is s.hash(), kept from the last call while the signature stays the
+// same (a loop of one call hashes once).
+func (c *conn) hash(s sig) int64 {
+	s.Seq = 0
+	if !c.hashed || s != c.lastSig {
+		c.lastSig, c.lastHash, c.hashed = s, s.hash(), true
+	}
+	return c.lastHash
+}
+
+// disagree is the check's slow path: the ranks gather their signatures,
+// and every rank returns the same ErrMismatch, or nil for a GatherV or
+// ScatterV whose blocks fit the root's counts.
+func (c *conn) disagree(s sig, a *driver.Call) error {
 	mine, all := s.words(), make([]int64, sigWords*c.size)
 	if rc := C.weft_allgather(unsafe.Pointer(&mine[0]), unsafe.Pointer(&all[0]), sigWords, C.WEFT_T_I64, 0, c.comm); rc != 0 {
 		return failure("MPI_Allgather of the calls' signatures (WEFT_CHECK)", rc)
@@ -223,12 +253,11 @@ func (c *conn) run(a *driver.Call) error {
 	case driver.Send:
 		rc = C.weft_send(s, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm, nil)
 	case driver.Recv:
-		var st C.weft_status
-		rc = C.weft_recv(r, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm, nil, &st)
-		if rc == 0 {
-			a.Status = status(st)
+		got := C.weft_recv_status(r, n, dt, cvec(a.Vector), C.int(a.Peer), C.int(a.Tag), c.comm)
+		if rc = got.rc; rc == 0 {
+			a.Status = status(got.st)
 		} else {
-			return c.recvFailure("MPI_Recv", a, rc, st)
+			return c.recvFailure("MPI_Recv", a, rc, got.st)
 		}
 	case driver.Gather, driver.GatherV:
 		in, cnt, displ := false, []C.int{0}, []C.int{0}

@@ -12,11 +12,12 @@ import (
 // across ranks, and calls that differ in count, type, reduction or root
 // exchange garbage, crash the library or hang. Before each collective
 // (WEFT_CHECK, params.go) the ranks agree on the call's signature: one
-// MPI_Allreduce with MPI_MAX of (h, -h), h a 62-bit hash of the signature,
-// tells every rank whether the largest hash equals the smallest. Only when
-// they differ do the ranks gather every signature, and each applies the
-// same rule to name the rank to blame (blame, below) before anything of the
-// mismatched call is sent.
+// MPI_Allreduce of a packet holding (h, -h), h a 62-bit hash of the
+// signature, combined with max, tells every rank whether the largest hash
+// equals the smallest; a small allreduce's data rides in the same packet
+// (packet.go). Only when they differ do the ranks gather every signature,
+// and each applies the same rule to name the rank to blame (blame, below)
+// before the mismatched call runs.
 
 // sig is what every rank of a collective must pass alike.
 type sig struct {
@@ -153,7 +154,7 @@ func mismatch(sigs []sig, world []int) *driver.Failure {
 	}
 	culprit := world[groups[0][0]]
 	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: culprit, Origin: -1, Msg: fmt.Sprintf(
-		"op #%d: %s; rank %d is the odd one out (the signature check, WEFT_CHECK: nothing of the call was sent)",
+		"op #%d: %s; rank %d is the odd one out (the signature check, WEFT_CHECK: the call did not run)",
 		sigs[0].Seq, strings.Join(parts, ", "), culprit)}
 }
 
@@ -234,6 +235,6 @@ func blocks(sigs []sig, counts []int, world []int) *driver.Failure {
 		culprit, sender = world[s.Root], "the root sends a block that does not fit"
 	}
 	return &driver.Failure{Kind: driver.ErrMismatch, Culprit: culprit, Origin: -1, Msg: fmt.Sprintf(
-		"op #%d: %v: the root's counts are %v, but %s; rank %d is the odd one out: %s (the signature check, WEFT_CHECK: nothing of the call was sent)",
+		"op #%d: %v: the root's counts are %v, but %s; rank %d is the odd one out: %s (the signature check, WEFT_CHECK: the call did not run)",
 		s.Seq, s, counts, strings.Join(wrong, ", "), culprit, sender)}
 }

@@ -170,6 +170,34 @@ KERNEL(k_f32_maxloc, f32int, f32_maxloc(a, b))
 KERNEL(k_f64_minloc, f64int, f64_minloc(a, b))
 KERNEL(k_f64_maxloc, f64int, f64_maxloc(a, b))
 
+// Integer and float kernels, for the signature packet (below) and for the
+// (type, reduction) pairs where MPI's own operations give other bits:
+// integers wrap (unsigned arithmetic, as Go's), floats sum and multiply as
+// IEEE 754 does in either order. Open MPI 4.1's vectorised MPI_SUM (its op/avx
+// component) saturates 8- and 16-bit integers instead of wrapping (200 +
+// 200 = 255 in uint8 from 16 elements on), so those sums are user-defined
+// operations with these kernels in every build.
+#define INT_KERNELS(T, U, W)                                          \
+	KERNEL(k_##T##_sum, T, (T)(U)((W)(U)a + (W)(U)b))                \
+	KERNEL(k_##T##_prod, T, (T)(U)((W)(U)a * (W)(U)b))               \
+	KERNEL(k_##T##_min, T, a < b ? a : b)                            \
+	KERNEL(k_##T##_max, T, a > b ? a : b)                            \
+	KERNEL(k_##T##_band, T, (T)(a & b))                              \
+	KERNEL(k_##T##_bor, T, (T)(a | b))                               \
+	KERNEL(k_##T##_bxor, T, (T)(a ^ b))
+INT_KERNELS(int8_t, uint8_t, uint32_t)
+INT_KERNELS(int16_t, uint16_t, uint32_t)
+INT_KERNELS(int32_t, uint32_t, uint32_t)
+INT_KERNELS(int64_t, uint64_t, uint64_t)
+INT_KERNELS(uint8_t, uint8_t, uint32_t)
+INT_KERNELS(uint16_t, uint16_t, uint32_t)
+INT_KERNELS(uint32_t, uint32_t, uint32_t)
+INT_KERNELS(uint64_t, uint64_t, uint64_t)
+KERNEL(k_f32_sum, float, a + b)
+KERNEL(k_f32_prod, float, a * b)
+KERNEL(k_f64_sum, double, a + b)
+KERNEL(k_f64_prod, double, a * b)
+
 typedef void (*kernel_fn)(const void *in, void *inout, int n);
 
 // kernel returns the C kernel of (dt, op), or NULL where MPI's own
@@ -202,10 +230,18 @@ static kernel_fn kernel(int dt, int op) {
 		if (op == WEFT_OP_MAX) return k_f64_max;
 		break;
 	case WEFT_T_U8:
+		if (op == WEFT_OP_SUM) return k_uint8_t_sum;
 		if (op == WEFT_OP_MIN) return k_u8_min;
 		if (op == WEFT_OP_MAX) return k_u8_max;
 		break;
+	case WEFT_T_I8:
+		if (op == WEFT_OP_SUM) return k_int8_t_sum;
+		break;
+	case WEFT_T_I16:
+		if (op == WEFT_OP_SUM) return k_int16_t_sum;
+		break;
 	case WEFT_T_U16:
+		if (op == WEFT_OP_SUM) return k_uint16_t_sum;
 		if (op == WEFT_OP_MIN) return k_u16_min;
 		if (op == WEFT_OP_MAX) return k_u16_max;
 		break;
@@ -258,6 +294,10 @@ USER_FN(u_f32_min, k_f32_min)
 USER_FN(u_f32_max, k_f32_max)
 USER_FN(u_f64_min, k_f64_min)
 USER_FN(u_f64_max, k_f64_max)
+USER_FN(u_i8_sum, k_int8_t_sum)
+USER_FN(u_u8_sum, k_uint8_t_sum)
+USER_FN(u_i16_sum, k_int16_t_sum)
+USER_FN(u_u16_sum, k_uint16_t_sum)
 USER_FN(u_u8_min, k_u8_min)
 USER_FN(u_u8_max, k_u8_max)
 USER_FN(u_u16_min, k_u16_min)
@@ -283,6 +323,8 @@ static const struct {
 	{WEFT_T_BF16, WEFT_OP_MIN, u_bf16_min}, {WEFT_T_BF16, WEFT_OP_MAX, u_bf16_max},
 	{WEFT_T_F32, WEFT_OP_MIN, u_f32_min}, {WEFT_T_F32, WEFT_OP_MAX, u_f32_max},
 	{WEFT_T_F64, WEFT_OP_MIN, u_f64_min}, {WEFT_T_F64, WEFT_OP_MAX, u_f64_max},
+	{WEFT_T_I8, WEFT_OP_SUM, u_i8_sum}, {WEFT_T_U8, WEFT_OP_SUM, u_u8_sum},
+	{WEFT_T_I16, WEFT_OP_SUM, u_i16_sum}, {WEFT_T_U16, WEFT_OP_SUM, u_u16_sum},
 	{WEFT_T_U8, WEFT_OP_MIN, u_u8_min}, {WEFT_T_U8, WEFT_OP_MAX, u_u8_max},
 	{WEFT_T_U16, WEFT_OP_MIN, u_u16_min}, {WEFT_T_U16, WEFT_OP_MAX, u_u16_max},
 	{WEFT_T_U32, WEFT_OP_MIN, u_u32_min}, {WEFT_T_U32, WEFT_OP_MAX, u_u32_max},
@@ -352,7 +394,9 @@ static MPI_Datatype dtype(int dt) {
 _Static_assert(sizeof(long) == 8, "MPI_LONG_INT is Weft's Int64Int only where long has 64 bits");
 _Static_assert(sizeof(f64int) == 16 && sizeof(f32int) == 8, "pair layout");
 
-static MPI_Op redop(int dt, int op) {
+// redop_of is the MPI operation of (dt, op): one of user_ops, a
+// predefined one, or a Go reduction's (made on its first use).
+static MPI_Op redop_of(int dt, int op) {
 	if (op == WEFT_OP_AVG) op = WEFT_OP_SUM;
 	for (int i = 0; i < NUSER; i++) {
 		if (user_fns[i].dt == dt && user_fns[i].op == op) return user_ops[i];
@@ -375,7 +419,141 @@ static MPI_Op redop(int dt, int op) {
 	return MPI_OP_NULL;
 }
 
+// op_table holds redop_of of every built-in (dt, op), filled once the
+// user operations exist (weft_setup), so that a call looks its operation
+// up instead of searching user_fns.
+enum { OP_TYPES = 32, OP_BUILTIN = 16 };
+static MPI_Op op_table[OP_TYPES][OP_BUILTIN];
+static int op_table_made;
+
+static void op_table_fill(void) {
+	for (int dt = 0; dt < OP_TYPES; dt++)
+		for (int op = 0; op < OP_BUILTIN; op++) op_table[dt][op] = redop_of(dt, op);
+	op_table_made = 1;
+}
+
+static MPI_Op redop(int dt, int op) {
+	if (op_table_made && dt >= 0 && dt < OP_TYPES && op >= 0 && op < OP_BUILTIN) return op_table[dt][op];
+	return redop_of(dt, op);
+}
+
 static const void *sendbuf(const void *s, int inplace) { return inplace ? MPI_IN_PLACE : s; }
+
+// --- the signature packet (sig.go) ---------------------------------------------
+//
+// Every checked collective starts with one MPI_Allreduce of one packet with
+// packet_op: the hashes combine by MPI_MAX, and a small allreduce's data,
+// carried in the packet, by its own reduction, so that the call needs no
+// second collective. The packet has one size whatever it carries, so that
+// ranks whose calls differ still make matching MPI calls.
+
+
+static kernel_fn int_kernel(int op, kernel_fn sum, kernel_fn prod, kernel_fn min, kernel_fn max, kernel_fn band, kernel_fn bor, kernel_fn bxor) {
+	switch (op) {
+	case WEFT_OP_SUM:
+	case WEFT_OP_AVG: return sum;
+	case WEFT_OP_PROD: return prod;
+	case WEFT_OP_MIN: return min;
+	case WEFT_OP_MAX: return max;
+	case WEFT_OP_BAND: return band;
+	case WEFT_OP_BOR: return bor;
+	case WEFT_OP_BXOR: return bxor;
+	}
+	return NULL;
+}
+#define INT_KERNEL(op, T) int_kernel(op, k_##T##_sum, k_##T##_prod, k_##T##_min, k_##T##_max, k_##T##_band, k_##T##_bor, k_##T##_bxor)
+
+// packet_kernel is the kernel of (dt, op) in a packet, and *size the
+// element's bytes; NULL where a packet carries no data of (dt, op).
+static kernel_fn packet_kernel(int dt, int op, int *size) {
+	kernel_fn k = kernel(dt, op);
+	switch (dt) {
+	case WEFT_T_F16:
+	case WEFT_T_BF16: *size = 2; return k;
+	case WEFT_T_F32:
+		*size = 4;
+		if (k) return k;
+		return op == WEFT_OP_SUM || op == WEFT_OP_AVG ? k_f32_sum : op == WEFT_OP_PROD ? k_f32_prod : NULL;
+	case WEFT_T_F64:
+		*size = 8;
+		if (k) return k;
+		return op == WEFT_OP_SUM || op == WEFT_OP_AVG ? k_f64_sum : op == WEFT_OP_PROD ? k_f64_prod : NULL;
+	case WEFT_T_I8: *size = 1; return INT_KERNEL(op, int8_t);
+	case WEFT_T_I16: *size = 2; return INT_KERNEL(op, int16_t);
+	case WEFT_T_I32: *size = 4; return INT_KERNEL(op, int32_t);
+	case WEFT_T_I64: *size = 8; return INT_KERNEL(op, int64_t);
+	case WEFT_T_U8: *size = 1; return INT_KERNEL(op, uint8_t); // uint8 min and max: kernel's, the same
+	case WEFT_T_U16: *size = 2; return INT_KERNEL(op, uint16_t);
+	case WEFT_T_U32: *size = 4; return INT_KERNEL(op, uint32_t);
+	case WEFT_T_U64: *size = 8; return INT_KERNEL(op, uint64_t);
+	}
+	return NULL;
+}
+
+_Static_assert(sizeof(weft_packet) == 32 + WEFT_PACKET_DATA, "packet layout");
+
+// packet_fn is packet_op: inout = in op inout, packet by packet. A packet
+// whose data header (type, reduction, count) differs from the other's, or
+// whose data no kernel reduces, poisons the result's hash with INT64_MAX,
+// which no 62-bit hash reaches: the ranks then see a mismatch and compare
+// their signatures, and no kernel reads past the data.
+static void packet_fn(void *in, void *inout, int *len, MPI_Datatype *t) {
+	(void)t;
+	weft_packet *a = in, *b = inout;
+	for (int i = 0; i < *len; i++, a++, b++) {
+		int same = a->dt == b->dt && a->op == b->op && a->n == b->n;
+		if (a->h > b->h) b->h = a->h;
+		if (a->nh > b->nh) b->nh = a->nh;
+		if (!same) {
+			b->h = INT64_MAX;
+			continue;
+		}
+		if (b->n == 0) continue;
+		int size = 0;
+		kernel_fn k = packet_kernel(b->dt, b->op, &size);
+		if (k == NULL || b->n < 0 || (long)b->n * size > WEFT_PACKET_DATA) {
+			b->h = INT64_MAX;
+			continue;
+		}
+		k(a->data, b->data, b->n);
+	}
+}
+
+static MPI_Datatype packet_type;
+static MPI_Op packet_op;
+static int packet_made;
+
+static int packet_setup(void) {
+	if (packet_made) return MPI_SUCCESS;
+	int rc = MPI_Type_contiguous((int)sizeof(weft_packet), MPI_BYTE, &packet_type);
+	if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&packet_type);
+	if (rc != MPI_SUCCESS) return rc;
+	if ((rc = MPI_Op_create(packet_fn, 1, &packet_op)) != MPI_SUCCESS) {
+		MPI_Type_free(&packet_type);
+		return rc;
+	}
+	packet_made = 1;
+	return MPI_SUCCESS;
+}
+
+static void packet_free(void) {
+	if (!packet_made) return;
+	MPI_Op_free(&packet_op);
+	MPI_Type_free(&packet_type);
+	packet_made = 0;
+}
+
+int weft_packet_bytes(int dt, int op) {
+	int size = 0;
+	return packet_kernel(dt, op, &size) ? size : 0;
+}
+
+void weft_packet_reduce(const weft_packet *in, weft_packet *inout) {
+	int one = 1;
+	packet_fn((void *)in, inout, &one, NULL);
+}
+
+int weft_check(weft_packet *p, MPI_Comm c) { return MPI_Allreduce(MPI_IN_PLACE, p, 1, packet_type, packet_op, c); }
 
 // --- life cycle --------------------------------------------------------------
 
@@ -429,16 +607,21 @@ int weft_setup(int own) {
 		if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 		if (rc != MPI_SUCCESS) return rc;
 	}
+	int rc = packet_setup();
+	if (rc != MPI_SUCCESS) return rc;
 	if (user_ops_made) return MPI_SUCCESS;
 	for (int i = 0; i < NUSER; i++) {
 		int rc = MPI_Op_create(user_fns[i].fn, 1, &user_ops[i]);
 		if (rc != MPI_SUCCESS) return rc;
 	}
 	user_ops_made = 1;
+	op_table_fill();
 	return MPI_SUCCESS;
 }
 
 int weft_finalize(int own) {
+	packet_free();
+	op_table_made = 0;
 	if (user_ops_made) {
 		for (int i = 0; i < NUSER; i++) MPI_Op_free(&user_ops[i]);
 		user_ops_made = 0;
@@ -647,6 +830,12 @@ int weft_recv(void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Com
 	rc = MPI_Recv(b, cnt, t, source_of(peer), tag_of(tag), c, &st);
 	if (rc == MPI_SUCCESS || is_truncate(rc)) status_of(&st, out);
 	return free_type(vec, &t, rc);
+}
+
+weft_received weft_recv_status(void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c) {
+	weft_received r = {0};
+	r.rc = weft_recv(b, n, dt, vec, peer, tag, c, NULL, &r.st);
+	return r;
 }
 
 int weft_improbe(int peer, int tag, MPI_Comm c, int *found, MPI_Message *msg, weft_status *out) {

@@ -66,6 +66,25 @@ int weft_comm_create_group(MPI_Comm c, int n, const int *members, int tag, MPI_C
 enum { WEFT_KIND_OTHER = 0, WEFT_KIND_INVALID = 1, WEFT_KIND_MISMATCH = 2 };
 void weft_error_info(int code, char *buf, int *len, int *cls, int *kind);
 
+// The signature packet (sig.go): what the first MPI call of every checked
+// collective reduces, one packet a rank. h and nh (the call's hash and its
+// negation) combine by MPI_MAX; when n > 0 the packet carries n elements
+// of dt in data, which combine by op (an allreduce small enough). Every
+// packet has the same size, whatever it carries.
+enum { WEFT_PACKET_DATA = 96 };
+typedef struct {
+	int64_t h, nh;
+	int32_t dt, op, n, pad;
+	unsigned char data[WEFT_PACKET_DATA];
+} weft_packet;
+// weft_check is MPI_Allreduce in place of the packet *p over c.
+int weft_check(weft_packet *p, MPI_Comm c);
+// weft_packet_bytes is the size of an element of dt when a packet can
+// carry data of (dt, op), else 0.
+int weft_packet_bytes(int dt, int op);
+// weft_packet_reduce combines in into inout as weft_check does, for tests.
+void weft_packet_reduce(const weft_packet *in, weft_packet *inout);
+
 // Collectives, blocking. inplace passes MPI_IN_PLACE as the send buffer
 // (then the send arguments are ignored).
 int weft_allreduce(const void *s, void *r, int n, int dt, int op, int inplace, MPI_Comm c);
@@ -104,6 +123,13 @@ typedef struct {
 // freed once it is posted.
 int weft_send(const void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c, MPI_Request *req);
 int weft_recv(void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c, MPI_Request *req, weft_status *st);
+// weft_recv_status is the blocking weft_recv, its status returned with
+// its error code, so that the caller passes no pointer to a status.
+typedef struct {
+	int rc;
+	weft_status st;
+} weft_received;
+weft_received weft_recv_status(void *b, int n, int dt, const int *vec, int peer, int tag, MPI_Comm c);
 // weft_improbe is MPI_Improbe: *found, and *msg and *st when found.
 // weft_imrecv is MPI_Imrecv of *msg into b (n of dt, or vec as above).
 int weft_improbe(int peer, int tag, MPI_Comm c, int *found, MPI_Message *msg, weft_status *st);
