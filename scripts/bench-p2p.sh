@@ -4,15 +4,18 @@
 #   - latency and bandwidth (weft bench latency|bandwidth against
 #     scripts/peers/osu_p2p.c, the same OSU-style protocol, sizes and
 #     iteration counts) at 2 ranks: Weft's shared memory (WEFT_BACKEND=tcp)
-#     and Weft's MPI backend against Open MPI's shared memory, and Weft's TCP
-#     (WEFT_SHM=off) against Open MPI's TCP (--mca btl tcp,self);
+#     against Open MPI's shared memory as it comes (vader with its CMA
+#     single copy, what a C user gets) and with the best settings below,
+#     Weft's MPI backend against the latter, and Weft's TCP (WEFT_SHM=off)
+#     against Open MPI's TCP (--mca btl tcp,self);
 #   - the 2-D Jacobi solver (examples/jacobi against scripts/peers/jacobi.c)
 #     at 256x256 for 5000 iterations, residual every 10, on 2 ranks (small
 #     halos: latency-bound), and at 2048x2048 for 200 iterations on 2 and 4
 #     ranks (bandwidth-bound), on Weft's tcp and mpi backends and in C.
 #
-# The C peer and Weft's MPI backend run with Open MPI's best settings here
-# (as scripts/compare-mpi.sh): no single-copy mechanism
+# Besides its defaults, the C peer, and Weft's MPI backend, run with Open
+# MPI's best settings for allreduce (as scripts/compare-mpi.sh): no
+# single-copy mechanism
 # (btl_vader_single_copy_mechanism none) and glibc keeping freed memory in
 # one arena (GLIBC_TUNABLES; a Go process would otherwise malloc from an
 # arena per thread). Every configuration runs REPS times, Weft and C
@@ -26,10 +29,14 @@
 #   scripts/bench-p2p.sh
 #   REPS=5 MIN=0 MAX=4M FACTOR=2 scripts/bench-p2p.sh
 #   REPS=1 MAX=64K SMALL_ITERS=500 LARGE_N=512 LARGE_ITERS=20 scripts/bench-p2p.sh   (a quick check)
+#   REPS=3 MIN=64K MAX=64M FACTOR=4 JACOBI=0 BASE=/tmp/weft-main scripts/bench-p2p.sh   (a change against a build of main)
 #
 # Knobs: REPS (3); MIN, MAX, FACTOR: the message sizes, bytes with K, M, G
 # (1, 4M, 4); SMALL_N, SMALL_ITERS (256, 5000), LARGE_N, LARGE_ITERS (2048,
-# 200): the Jacobi grids and iterations; EVERY (10): the residual's period.
+# 200): the Jacobi grids and iterations; EVERY (10): the residual's period;
+# JACOBI (1): 0 leaves the Jacobi runs out; BASE: another weft binary (an
+# earlier build) whose shared memory runs beside bin/weft's, alternating,
+# in a column of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-3}
@@ -41,6 +48,12 @@ small_iters=${SMALL_ITERS:-5000}
 large_n=${LARGE_N:-2048}
 large_iters=${LARGE_ITERS:-200}
 every=${EVERY:-10}
+jacobi_on=${JACOBI:-1}
+base=${BASE:-}
+if [ -n "$base" ] && [ ! -x "$base" ]; then
+  echo "bench-p2p.sh: BASE=$base is not an executable weft binary" >&2
+  exit 2
+fi
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   OMPI_MCA_rmaps_base_oversubscribe=1 \
@@ -69,7 +82,7 @@ p2p() {
 weft_p2p() { # KIND LABEL [mpirun args...]
   local kind=$1 label=$2
   shift 2
-  p2p "$kind" "$label" mpirun -np 2 "$@" bin/weft bench "$kind" -b "$min" -e "$max" -f "$factor" --csv
+  p2p "$kind" "$label" mpirun -np 2 "$@" ${WEFT_BIN:-bin/weft} bench "$kind" -b "$min" -e "$max" -f "$factor" --csv
 }
 c_p2p() { # KIND LABEL [mpirun args...]
   local kind=$1 label=$2
@@ -97,12 +110,15 @@ for rep in $(seq "$reps"); do
   echo "# round $rep of $reps" >&2
   for kind in latency bandwidth; do
     weft_p2p "$kind" weft-shm -x WEFT_BACKEND=tcp
+    c_p2p "$kind" c-cma
+    if [ -n "$base" ]; then WEFT_BIN=$base weft_p2p "$kind" weft-base -x WEFT_BACKEND=tcp; fi
     GT=$best_glibc c_p2p "$kind" c-shm "${best[@]}"
     GT=$best_glibc weft_p2p "$kind" weft-mpi "${best[@]}" -x WEFT_BACKEND=mpi
     weft_p2p "$kind" weft-tcp -x WEFT_BACKEND=tcp -x WEFT_SHM=off
     GT=$best_glibc c_p2p "$kind" c-tcp "${tcp[@]}"
   done
   for cfg in "2 $small_n $small_iters" "2 $large_n $large_iters" "4 $large_n $large_iters"; do
+    [ "$jacobi_on" = 0 ] && break
     read -r np n iters <<<"$cfg"
     weft_jacobi weft-tcp tcp "$np" "$n" "$iters"
     c_jacobi "$np" "$n" "$iters"
@@ -137,31 +153,35 @@ awk '
       kind = t == 1 ? "latency" : "bandwidth"; u = t == 1 ? "us" : "MB/s"; r = t == 1 ? "time" : "bw"
       print ""
       printf "%s, 2 ranks (%s; ratios %s weft / C)\n\n", kind, u, r
-      print "| size (B) | weft shm | Open MPI shm | weft/C | weft mpi backend | weft/C | weft tcp | Open MPI tcp | weft/C | #wrong |"
-      print "|---|---|---|---|---|---|---|---|---|---|"
+      printf "| size (B) | weft shm |%s Open MPI shm (default: CMA) | weft/C | Open MPI shm (no single copy) | weft/C | weft mpi backend | mpi backend/C | weft tcp | Open MPI tcp | weft/C | #wrong |\n", hasbase ? " weft shm (BASE) | weft/BASE |" : ""
+      printf "|---|---|%s---|---|---|---|---|---|---|---|---|---|\n", hasbase ? "---|---|" : ""
       for (i = 1; i <= ns[kind]; i++) {
         s = sizes[kind, i]
         ws = median(v[kind, "weft-shm", s]); cs = median(v[kind, "c-shm", s]); wm = median(v[kind, "weft-mpi", s])
+        cc = median(v[kind, "c-cma", s]); wb = median(v[kind, "weft-base", s])
         wt = median(v[kind, "weft-tcp", s]); ct = median(v[kind, "c-tcp", s])
-        printf "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", s, num(ws, "%.2f"), num(cs, "%.2f"), ratio(ws, cs),
-          num(wm, "%.2f"), ratio(wm, cs), num(wt, "%.2f"), num(ct, "%.2f"), ratio(wt, ct), wrong[kind, s]
+        printf "| %d | %s |%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", s, num(ws, "%.2f"),
+          hasbase ? sprintf(" %s | %s |", num(wb, "%.2f"), ratio(ws, wb)) : "", num(cc, "%.2f"), ratio(ws, cc),
+          num(cs, "%.2f"), ratio(ws, cs), num(wm, "%.2f"), ratio(wm, cs), num(wt, "%.2f"), num(ct, "%.2f"), ratio(wt, ct), wrong[kind, s]
         allwrong += wrong[kind, s]
       }
     }
-    print ""
-    print "Jacobi (us per iteration, and in brackets the part spent communicating; ratios of times weft / C)"
-    print ""
-    print "| grid | ranks | iterations | weft tcp | weft mpi backend | C | tcp/C | mpi backend/C | checksum |"
-    print "|---|---|---|---|---|---|---|---|---|"
-    for (i = 1; i <= nj; i++) {
-      k = jorder[i]; split(k, f, "/")
-      wt = median(jt["weft-tcp", k]); wm = median(jt["weft-mpi", k]); c = median(jt["c", k])
-      printf "| %dx%d | %d | %d | %s (%s) | %s (%s) | %s (%s) | %s | %s | %s |\n", f[1], f[1], f[3], f[2],
-        num(wt, "%.1f"), num(median(jc["weft-tcp", k]), "%.1f"), num(wm, "%.1f"), num(median(jc["weft-mpi", k]), "%.1f"),
-        num(c, "%.1f"), num(median(jc["c", k]), "%.1f"), ratio(wt, c), ratio(wm, c), (k in kbad) ? "DIFFER" : sums[k]
+    if (nj > 0) { # JACOBI=0 leaves them out
+      print ""
+      print "Jacobi (us per iteration, and in brackets the part spent communicating; ratios of times weft / C)"
+      print ""
+      print "| grid | ranks | iterations | weft tcp | weft mpi backend | C | tcp/C | mpi backend/C | checksum |"
+      print "|---|---|---|---|---|---|---|---|---|"
+      for (i = 1; i <= nj; i++) {
+        k = jorder[i]; split(k, f, "/")
+        wt = median(jt["weft-tcp", k]); wm = median(jt["weft-mpi", k]); c = median(jt["c", k])
+        printf "| %dx%d | %d | %d | %s (%s) | %s (%s) | %s (%s) | %s | %s | %s |\n", f[1], f[1], f[3], f[2],
+          num(wt, "%.1f"), num(median(jc["weft-tcp", k]), "%.1f"), num(wm, "%.1f"), num(median(jc["weft-mpi", k]), "%.1f"),
+          num(c, "%.1f"), num(median(jc["c", k]), "%.1f"), ratio(wt, c), ratio(wm, c), (k in kbad) ? "DIFFER" : sums[k]
+      }
     }
     status = 0
     if (allwrong > 0) { printf "\nFAILED: %d bytes arrived wrong (the #wrong columns)\n", allwrong > "/dev/stderr"; status = 1 }
     if (bad != "") { printf "\nFAILED: the Jacobi checksums differ:%s\n", bad > "/dev/stderr"; status = 1 }
     exit status
-  }' "$raw"
+  }' hasbase="$([ -n "$base" ] && echo 1 || echo 0)" "$raw"
