@@ -474,9 +474,11 @@ func newLink(c *net.TCPConn, cfg *Config) (*link, error) {
 // closes or fails), while non-blocking reads still return whatever has
 // arrived. The mark stays raised while readers keep spinning, so that the
 // frames that arrive between two operations wake no one either, and is
-// lowered by a reader that must block (wait) and by the background reader
-// once no reader has spun for quietSlice (WaitReadable, which meanwhile
-// looks at the socket every quietSlice).
+// lowered by a reader that must block for fewer bytes than the mark (wait;
+// one that waits for the rest of a large frame keeps it, and is woken a
+// mark's worth at a time) and by the background reader once no reader has
+// spun for quietSlice (WaitReadable, which meanwhile looks at the socket
+// every quietSlice).
 //
 // The mark stays far below the receive buffer: Linux grows the buffer and
 // clamps the window to a mark whose window would not fit in it.
@@ -625,10 +627,13 @@ func (l *link) recv(p []byte) (int, error) {
 	return n, nil
 }
 
-// wait blocks on rc until the socket has bytes or the deadline passes.
-func (l *link) wait() error {
-	if l.quiet.Load() {
-		l.setQuiet(false, 0) // else only the mark's worth would wake it
+// wait blocks on rc until the socket has bytes or the deadline passes;
+// need is how many bytes the peer is bound to send still (the rest of a
+// frame), 0 if none. A raised low-water mark wakes it only once the
+// mark's worth has come, so it lowers a mark above need.
+func (l *link) wait(need int) error {
+	if l.quiet.Load() && need < l.mark {
+		l.setQuiet(false, 0)
 	}
 	return l.rraw.Read(func(fd uintptr) bool { return readable(fd) })
 }
@@ -648,8 +653,9 @@ func readable(fd uintptr) bool {
 }
 
 // fill reads more bytes into the buffer, at most up to want buffered
-// bytes; with block it waits for at least one.
-func (l *link) fill(block bool, want int) error {
+// bytes; with block it waits for at least one, of need bytes the peer is
+// bound to send (wait).
+func (l *link) fill(block bool, want, need int) error {
 	if l.r > 0 && l.r == l.w {
 		l.r, l.w = 0, 0
 	}
@@ -668,7 +674,7 @@ func (l *link) fill(block bool, want int) error {
 		if err != nil || n > 0 || !block {
 			return err
 		}
-		if err := l.wait(); err != nil {
+		if err := l.wait(need); err != nil {
 			return err
 		}
 	}
@@ -679,7 +685,7 @@ func (l *link) TryReadHeader(h *wire.Header) (bool, error) {
 		return false, err
 	}
 	if l.w-l.r < wire.HeaderSize {
-		if err := l.fill(false, headerRead); err != nil {
+		if err := l.fill(false, headerRead, 0); err != nil {
 			return false, err
 		}
 		if l.w-l.r < wire.HeaderSize {
@@ -702,7 +708,7 @@ func (l *link) header(h *wire.Header) error {
 func (l *link) skip() error {
 	for l.left > 0 {
 		if l.r == l.w {
-			if err := l.fill(true, bufSize); err != nil {
+			if err := l.fill(true, bufSize, l.left); err != nil {
 				return err
 			}
 		}
@@ -718,7 +724,7 @@ func (l *link) ReadHeader(h *wire.Header) error {
 		return err
 	}
 	for l.w-l.r < wire.HeaderSize {
-		if err := l.fill(true, headerRead); err != nil {
+		if err := l.fill(true, headerRead, wire.HeaderSize-(l.w-l.r)); err != nil {
 			if err == io.EOF && l.w > l.r {
 				return io.ErrUnexpectedEOF
 			}
@@ -739,7 +745,7 @@ func (l *link) ReadPayload(dst []byte) error {
 	l.r += n
 	for n < len(dst) {
 		if len(dst)-n < directRead {
-			if err := l.fill(true, bufSize); err != nil {
+			if err := l.fill(true, bufSize, len(dst)-n); err != nil {
 				return unexpected(err)
 			}
 			k := copy(dst[n:], l.buf[l.r:l.w])
@@ -752,7 +758,7 @@ func (l *link) ReadPayload(dst []byte) error {
 			return unexpected(err)
 		}
 		if k == 0 {
-			if err := l.wait(); err != nil {
+			if err := l.wait(len(dst) - n); err != nil {
 				return err
 			}
 		}
@@ -767,7 +773,7 @@ func (l *link) ReadPayload(dst []byte) error {
 func (l *link) ReadPayloadView(fn func([]byte)) error {
 	for l.left > 0 {
 		if l.r == l.w {
-			if err := l.fill(true, bufSize); err != nil {
+			if err := l.fill(true, bufSize, l.left); err != nil {
 				return unexpected(err)
 			}
 		}
@@ -822,7 +828,7 @@ func unixTime(ns int64) time.Time {
 	return time.Unix(0, ns)
 }
 
-func (l *link) Poll() error { return l.wait() }
+func (l *link) Poll() error { return l.wait(0) }
 
 func (l *link) SetPollDeadline(t time.Time) error { return l.rc.SetReadDeadline(t) }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -415,6 +416,47 @@ func TestQuietMark(t *testing.T) {
 		t.Fatalf("low-water mark %d after a blocking wait, want 1", got)
 	}
 	take(4)
+
+	// A reader blocked for the rest of a large frame keeps the mark and
+	// gets all of it, then a small frame behind it.
+	big := bytes.Repeat([]byte{7}, 3<<20)
+	l.Spinning(true)
+	sent = make(chan error, 1)
+	go func() {
+		h := wire.Header{Kind: wire.KindData, Tag: 5, MsgLen: uint64(len(big))}
+		err := peer.WriteFrame(&h, big)
+		if err == nil {
+			err = send(6)
+		}
+		sent <- err
+	}()
+	got := make([]byte, len(big))
+	if err := waitFor(t, "a large frame, mark raised", limit, func() error {
+		var h wire.Header
+		for {
+			ok, err := l.TryReadHeader(&h)
+			if err != nil || ok {
+				if err == nil && (h.Tag != 5 || int(h.Len) != len(big)) {
+					err = fmt.Errorf("header %+v", h)
+				}
+				if err != nil {
+					return err
+				}
+				break
+			}
+		}
+		if err := l.ReadPayload(got); err != nil {
+			return err
+		}
+		return l.Poll()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	joined(sent)
+	if !bytes.Equal(got, big) {
+		t.Fatal("the large frame arrived corrupt")
+	}
+	take(6)
 
 	// The read deadline ends the background wait, mark raised or not.
 	for _, spin := range []bool{true, false} {
