@@ -10,7 +10,9 @@
 //
 // Writes use writev (header and payload in one system call, no copy);
 // reads take the header through a small buffer and the payload straight
-// into the receiver's buffer when it is large.
+// into the receiver's buffer when it is large. While readers spin on a
+// link, its socket's receive low-water mark is raised, so that arriving
+// frames wake no other thread of the rank (see quietMark).
 package tcp
 
 import (
