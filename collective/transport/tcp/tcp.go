@@ -405,13 +405,17 @@ type link struct {
 
 	rdl atomic.Int64 // the read deadline (SetReadDeadline), Unix ns; 0: none
 
-	// The quiet low-water mark (see quietMark): mark is its size (0: not
-	// used on this socket), quiet says it is raised, spins counts the
-	// readers that spun (Spinning), qmu serialises raising and lowering.
+	// The quiet low-water mark (see quietMark): mark is its raised size
+	// (0: never raised on this socket) and cur the socket's mark now;
+	// quiet says that the background reader must look every quietSlice
+	// (it is true whenever cur > 1); spins counts the readers that spun
+	// (Spinning); qmu serialises the changes.
 	mark  int
+	cur   atomic.Int64
 	quiet atomic.Bool
 	spins atomic.Uint64
 	qmu   sync.Mutex
+	slice time.Duration // the background reader's current slice
 }
 
 // The read buffer takes headers, small payloads and whatever follows them
@@ -460,6 +464,7 @@ func newLink(c *net.TCPConn, cfg *Config) (*link, error) {
 		return nil, fmt.Errorf("tcp: %w", err)
 	}
 	l.mark = quietMark(l.craw)
+	l.cur.Store(1) // the system's
 	return l, nil
 }
 
@@ -475,18 +480,25 @@ func newLink(c *net.TCPConn, cfg *Config) (*link, error) {
 // Linux then signals readiness only when that many bytes wait (or the peer
 // closes or fails), while non-blocking reads still return whatever has
 // arrived. The mark stays raised while readers keep spinning, so that the
-// frames that arrive between two operations wake no one either, and is
-// lowered by a reader that must block for fewer bytes than the mark (wait;
-// one that waits for the rest of a large frame keeps it, and is woken a
-// mark's worth at a time) and by the background reader once no reader has
-// spun for quietSlice (WaitReadable, which meanwhile looks at the socket
-// every quietSlice).
+// frames that arrive between two operations wake no one either. A reader
+// that must block lowers it to the bytes the peer is bound to send still
+// (wait: the rest of a frame, or 1), the next spinning reader raises it
+// again. The background reader looks at the socket every quietSlice (and
+// less often while readers keep spinning, up to maxSlice) from the first
+// raise on, and lowers the mark for good once no reader has spun for a
+// slice (WaitReadable).
 //
 // The mark stays far below the receive buffer: Linux grows the buffer and
 // clamps the window to a mark whose window would not fit in it.
 const (
 	maxMark    = 16 << 10
 	quietSlice = time.Millisecond
+	// maxSlice bounds the slice, which doubles while readers keep
+	// spinning: they read the link themselves, and on a host with more
+	// ranks than cores every look takes a core from one of them. Under
+	// probeAfter (package collective/engine), so that a probe on a link
+	// no operation waits on is still answered before the next.
+	maxSlice = 8 * time.Millisecond
 )
 
 // quietMark is the raised low-water mark for a socket: a sixteenth of its
@@ -510,35 +522,55 @@ func (l *link) Spinning(on bool) {
 		return
 	}
 	l.spins.Add(1)
-	if !l.quiet.Load() {
-		l.setQuiet(true, 0)
+	if !l.quiet.Load() || l.cur.Load() != int64(l.mark) {
+		l.raise()
 	}
 }
 
-// setQuiet raises or lowers the low-water mark; lowering with seen > 0
-// happens only if no reader has spun since spins was seen.
-func (l *link) setQuiet(on bool, seen uint64) {
+// raise sets the socket's low-water mark to the raised one and, the first
+// time, wakes the background reader, which would not be woken by small
+// frames in a wait that does not look every slice.
+func (l *link) raise() {
 	l.qmu.Lock()
 	defer l.qmu.Unlock()
-	if l.quiet.Load() == on || seen > 0 && l.spins.Load() != seen {
+	if l.cur.Load() != int64(l.mark) && !l.setMark(l.mark) {
 		return
 	}
-	mark := 1
-	if on {
-		mark = l.mark
-	}
-	var serr error
-	if err := l.rraw.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, mark)
-	}); err != nil || serr != nil {
-		return // closed: the waits report it
-	}
-	l.quiet.Store(on)
-	if on {
-		// A background reader waiting without a slice would not be woken
-		// by small frames now.
+	if !l.quiet.Load() {
+		l.quiet.Store(true)
 		l.c.SetReadDeadline(time.Now())
 	}
+}
+
+// lower sets the socket's low-water mark to m if it is above.
+func (l *link) lower(m int) {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	if l.cur.Load() > int64(m) {
+		l.setMark(m)
+	}
+}
+
+// endQuiet lowers the mark for good, unless a reader has spun since spins
+// was seen.
+func (l *link) endQuiet(seen uint64) {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	if l.spins.Load() == seen && (l.cur.Load() == 1 || l.setMark(1)) {
+		l.quiet.Store(false)
+	}
+}
+
+// setMark sets the socket's low-water mark; the caller holds qmu.
+func (l *link) setMark(m int) bool {
+	var serr error
+	if err := l.rraw.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, m)
+	}); err != nil || serr != nil {
+		return false // closed: the waits report it
+	}
+	l.cur.Store(int64(m))
+	return true
 }
 
 func (l *link) WriteFrame(h *wire.Header, payload []byte) error {
@@ -631,11 +663,11 @@ func (l *link) recv(p []byte) (int, error) {
 
 // wait blocks on rc until the socket has bytes or the deadline passes;
 // need is how many bytes the peer is bound to send still (the rest of a
-// frame), 0 if none. A raised low-water mark wakes it only once the
-// mark's worth has come, so it lowers a mark above need.
+// frame), 0 if none. The socket wakes it only once its low-water mark's
+// worth has come, so it lowers a mark above need.
 func (l *link) wait(need int) error {
-	if l.quiet.Load() && need < l.mark {
-		l.setQuiet(false, 0)
+	if m := max(need, 1); l.cur.Load() > int64(m) {
+		l.lower(m)
 	}
 	return l.rraw.Read(func(fd uintptr) bool { return readable(fd) })
 }
@@ -794,15 +826,20 @@ func unexpected(err error) error {
 	return err
 }
 
-// WaitReadable waits on c. While the low-water mark is raised it looks
-// every quietSlice, and lowers the mark once no reader spun for a slice;
-// raising the mark wakes it (setQuiet), so that it starts to look.
+// WaitReadable waits on c. From a raise of the low-water mark on it looks
+// every slice (quietSlice, doubled up to maxSlice while readers spin),
+// until no reader spun for a slice (then it lowers the mark for good); the
+// first raise wakes it (raise), so that it starts to look. Only the
+// background reader calls it.
 func (l *link) WaitReadable() error {
 	for {
 		quiet, seen, dl := l.quiet.Load(), l.spins.Load(), l.rdl.Load()
 		end := unixTime(dl)
+		if !quiet || l.slice == 0 {
+			l.slice = quietSlice
+		}
 		if quiet {
-			if s := time.Now().Add(quietSlice); dl == 0 || s.UnixNano() < dl {
+			if s := time.Now().Add(l.slice); dl == 0 || s.UnixNano() < dl {
 				end = s
 			}
 		}
@@ -817,7 +854,9 @@ func (l *link) WaitReadable() error {
 		}
 		// A slice ended, the mark was raised, or the deadline moved.
 		if quiet && l.spins.Load() == seen {
-			l.setQuiet(false, seen)
+			l.endQuiet(seen)
+		} else if quiet {
+			l.slice = min(2*l.slice, maxSlice)
 		}
 	}
 }
