@@ -101,10 +101,12 @@ type Viewer interface {
 	ReadPayloadView(fn func(piece []byte)) error
 }
 
-// Spinner is implemented by links whose writer must wake a sleeping
-// reader explicitly (shared memory). A goroutine that spins on the link
-// says so, and writers skip the wake-up, which would otherwise cost a
-// system call and a thread switch on both sides for every frame.
+// Spinner is implemented by links that can spare a spinning reader
+// wake-ups: a goroutine that spins on the link says so. Shared memory's
+// writers then skip the wake-up, which would otherwise cost a system call
+// and a thread switch on both sides for every frame; TCP raises the
+// socket's low-water mark, so that arriving frames wake neither the
+// runtime's poller thread nor the background reader (package tcp).
 type Spinner interface {
 	Spinning(on bool)
 }

@@ -10,7 +10,9 @@
 //
 // Writes use writev (header and payload in one system call, no copy);
 // reads take the header through a small buffer and the payload straight
-// into the receiver's buffer when it is large.
+// into the receiver's buffer when it is large. While readers spin on a
+// link, its socket's receive low-water mark is raised, so that arriving
+// frames wake no other thread of the rank (see quietMark).
 package tcp
 
 import (
@@ -20,9 +22,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -398,6 +402,20 @@ type link struct {
 	r, w int
 	left int // payload bytes of the current frame not consumed yet
 	rerr error
+
+	rdl atomic.Int64 // the read deadline (SetReadDeadline), Unix ns; 0: none
+
+	// The quiet low-water mark (see quietMark): mark is its raised size
+	// (0: never raised on this socket) and cur the socket's mark now;
+	// quiet says that the background reader must look every quietSlice
+	// (it is true whenever cur > 1); spins counts the readers that spun
+	// (Spinning); qmu serialises the changes.
+	mark  int
+	cur   atomic.Int64
+	quiet atomic.Bool
+	spins atomic.Uint64
+	qmu   sync.Mutex
+	slice time.Duration // the background reader's current slice
 }
 
 // The read buffer takes headers, small payloads and whatever follows them
@@ -445,7 +463,114 @@ func newLink(c *net.TCPConn, cfg *Config) (*link, error) {
 		rc.Close()
 		return nil, fmt.Errorf("tcp: %w", err)
 	}
+	l.mark = quietMark(l.craw)
+	l.cur.Store(1) // the system's
 	return l, nil
+}
+
+// The quiet low-water mark. Every segment that arrives wakes whatever
+// waits on its socket in the kernel: the runtime's network poller, in
+// which an idle thread of the process sleeps whenever the rank has a P
+// free (it has two, package collective/engine), and the link's
+// background reader. While an operation spins on the link reading the
+// frames itself (transport.Spinner), each such wake-up takes the CPU from
+// it for a few microseconds: on a rank bound to one core, an 8-byte
+// allreduce took twice as long as with one P. So from the first spinning
+// reader on, the socket's receive low-water mark (SO_RCVLOWAT) is raised:
+// Linux then signals readiness only when that many bytes wait (or the peer
+// closes or fails), while non-blocking reads still return whatever has
+// arrived. The mark stays raised while readers keep spinning, so that the
+// frames that arrive between two operations wake no one either. A reader
+// that must block lowers it to the bytes the peer is bound to send still
+// (wait: the rest of a frame, or 1), the next spinning reader raises it
+// again. The background reader looks at the socket every quietSlice (and
+// less often while readers keep spinning, up to maxSlice) from the first
+// raise on, and lowers the mark for good once no reader has spun for a
+// slice (WaitReadable).
+//
+// The mark stays far below the receive buffer: Linux grows the buffer and
+// clamps the window to a mark whose window would not fit in it.
+const (
+	maxMark    = 16 << 10
+	quietSlice = time.Millisecond
+	// maxSlice bounds the slice, which doubles while readers keep
+	// spinning: they read the link themselves, and on a host with more
+	// ranks than cores every look takes a core from one of them. Under
+	// probeAfter (package collective/engine), so that a probe on a link
+	// no operation waits on is still answered before the next.
+	maxSlice = 8 * time.Millisecond
+)
+
+// quietMark is the raised low-water mark for a socket: a sixteenth of its
+// receive buffer, at most maxMark; 0 (never raised) for a buffer too
+// small to gain from it or one that cannot be read.
+func quietMark(raw syscall.RawConn) int {
+	var buf int
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		buf, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	}); err != nil || serr != nil || buf/16 < wire.HeaderSize {
+		return 0
+	}
+	return min(buf/16, maxMark)
+}
+
+// Spinning raises the quiet low-water mark when a reader starts to spin
+// on the link; it stays raised when the reader stops (see quietMark).
+func (l *link) Spinning(on bool) {
+	if !on || l.mark == 0 {
+		return
+	}
+	l.spins.Add(1)
+	if !l.quiet.Load() || l.cur.Load() != int64(l.mark) {
+		l.raise()
+	}
+}
+
+// raise sets the socket's low-water mark to the raised one and, the first
+// time, wakes the background reader, which would not be woken by small
+// frames in a wait that does not look every slice.
+func (l *link) raise() {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	if l.cur.Load() != int64(l.mark) && !l.setMark(l.mark) {
+		return
+	}
+	if !l.quiet.Load() {
+		l.quiet.Store(true)
+		l.c.SetReadDeadline(time.Now())
+	}
+}
+
+// lower sets the socket's low-water mark to m if it is above.
+func (l *link) lower(m int) {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	if l.cur.Load() > int64(m) {
+		l.setMark(m)
+	}
+}
+
+// endQuiet lowers the mark for good, unless a reader has spun since spins
+// was seen.
+func (l *link) endQuiet(seen uint64) {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	if l.spins.Load() == seen && (l.cur.Load() == 1 || l.setMark(1)) {
+		l.quiet.Store(false)
+	}
+}
+
+// setMark sets the socket's low-water mark; the caller holds qmu.
+func (l *link) setMark(m int) bool {
+	var serr error
+	if err := l.rraw.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, m)
+	}); err != nil || serr != nil {
+		return false // closed: the waits report it
+	}
+	l.cur.Store(int64(m))
+	return true
 }
 
 func (l *link) WriteFrame(h *wire.Header, payload []byte) error {
@@ -536,8 +661,14 @@ func (l *link) recv(p []byte) (int, error) {
 	return n, nil
 }
 
-// wait blocks on rc until the socket has bytes or the deadline passes.
-func (l *link) wait() error {
+// wait blocks on rc until the socket has bytes or the deadline passes;
+// need is how many bytes the peer is bound to send still (the rest of a
+// frame), 0 if none. The socket wakes it only once its low-water mark's
+// worth has come, so it lowers a mark above need.
+func (l *link) wait(need int) error {
+	if m := max(need, 1); l.cur.Load() > int64(m) {
+		l.lower(m)
+	}
 	return l.rraw.Read(func(fd uintptr) bool { return readable(fd) })
 }
 
@@ -556,8 +687,9 @@ func readable(fd uintptr) bool {
 }
 
 // fill reads more bytes into the buffer, at most up to want buffered
-// bytes; with block it waits for at least one.
-func (l *link) fill(block bool, want int) error {
+// bytes; with block it waits for at least one, of need bytes the peer is
+// bound to send (wait).
+func (l *link) fill(block bool, want, need int) error {
 	if l.r > 0 && l.r == l.w {
 		l.r, l.w = 0, 0
 	}
@@ -576,7 +708,7 @@ func (l *link) fill(block bool, want int) error {
 		if err != nil || n > 0 || !block {
 			return err
 		}
-		if err := l.wait(); err != nil {
+		if err := l.wait(need); err != nil {
 			return err
 		}
 	}
@@ -587,7 +719,7 @@ func (l *link) TryReadHeader(h *wire.Header) (bool, error) {
 		return false, err
 	}
 	if l.w-l.r < wire.HeaderSize {
-		if err := l.fill(false, headerRead); err != nil {
+		if err := l.fill(false, headerRead, 0); err != nil {
 			return false, err
 		}
 		if l.w-l.r < wire.HeaderSize {
@@ -610,7 +742,7 @@ func (l *link) header(h *wire.Header) error {
 func (l *link) skip() error {
 	for l.left > 0 {
 		if l.r == l.w {
-			if err := l.fill(true, bufSize); err != nil {
+			if err := l.fill(true, bufSize, l.left); err != nil {
 				return err
 			}
 		}
@@ -626,7 +758,7 @@ func (l *link) ReadHeader(h *wire.Header) error {
 		return err
 	}
 	for l.w-l.r < wire.HeaderSize {
-		if err := l.fill(true, headerRead); err != nil {
+		if err := l.fill(true, headerRead, wire.HeaderSize-(l.w-l.r)); err != nil {
 			if err == io.EOF && l.w > l.r {
 				return io.ErrUnexpectedEOF
 			}
@@ -647,7 +779,7 @@ func (l *link) ReadPayload(dst []byte) error {
 	l.r += n
 	for n < len(dst) {
 		if len(dst)-n < directRead {
-			if err := l.fill(true, bufSize); err != nil {
+			if err := l.fill(true, bufSize, len(dst)-n); err != nil {
 				return unexpected(err)
 			}
 			k := copy(dst[n:], l.buf[l.r:l.w])
@@ -660,7 +792,7 @@ func (l *link) ReadPayload(dst []byte) error {
 			return unexpected(err)
 		}
 		if k == 0 {
-			if err := l.wait(); err != nil {
+			if err := l.wait(len(dst) - n); err != nil {
 				return err
 			}
 		}
@@ -675,7 +807,7 @@ func (l *link) ReadPayload(dst []byte) error {
 func (l *link) ReadPayloadView(fn func([]byte)) error {
 	for l.left > 0 {
 		if l.r == l.w {
-			if err := l.fill(true, bufSize); err != nil {
+			if err := l.fill(true, bufSize, l.left); err != nil {
 				return unexpected(err)
 			}
 		}
@@ -694,15 +826,59 @@ func unexpected(err error) error {
 	return err
 }
 
+// WaitReadable waits on c. From a raise of the low-water mark on it looks
+// every slice (quietSlice, doubled up to maxSlice while readers spin),
+// until no reader spun for a slice (then it lowers the mark for good); the
+// first raise wakes it (raise), so that it starts to look. Only the
+// background reader calls it.
 func (l *link) WaitReadable() error {
-	return l.craw.Read(func(fd uintptr) bool { return readable(fd) })
+	for {
+		quiet, seen, dl := l.quiet.Load(), l.spins.Load(), l.rdl.Load()
+		end := unixTime(dl)
+		if !quiet || l.slice == 0 {
+			l.slice = quietSlice
+		}
+		if quiet {
+			if s := time.Now().Add(l.slice); dl == 0 || s.UnixNano() < dl {
+				end = s
+			}
+		}
+		l.c.SetReadDeadline(end)
+		if l.quiet.Load() != quiet {
+			continue // raised or lowered meanwhile
+		}
+		err := l.craw.Read(func(fd uintptr) bool { return readable(fd) })
+		if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) || dl != 0 && time.Now().UnixNano() >= dl {
+			l.c.SetReadDeadline(unixTime(l.rdl.Load()))
+			return err
+		}
+		// A slice ended, the mark was raised, or the deadline moved.
+		if quiet && l.spins.Load() == seen {
+			l.endQuiet(seen)
+		} else if quiet {
+			l.slice = min(2*l.slice, maxSlice)
+		}
+	}
 }
 
-func (l *link) Poll() error { return l.wait() }
+// unixTime is the deadline of Unix ns, the zero time for 0.
+func unixTime(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+func (l *link) Poll() error { return l.wait(0) }
 
 func (l *link) SetPollDeadline(t time.Time) error { return l.rc.SetReadDeadline(t) }
 
 func (l *link) SetReadDeadline(t time.Time) error {
+	var ns int64
+	if !t.IsZero() {
+		ns = t.UnixNano()
+	}
+	l.rdl.Store(ns)
 	l.rc.SetReadDeadline(t)
 	return l.c.SetReadDeadline(t)
 }

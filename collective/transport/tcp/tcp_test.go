@@ -3,10 +3,14 @@ package tcp
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,5 +281,207 @@ func TestEmptyTokenRefused(t *testing.T) {
 	_, err := Connect(context.Background(), Config{Rank: 0, Size: 2, Listener: lns[0], Addrs: addrs})
 	if err == nil || !strings.Contains(err.Error(), "tcp: no job token") {
 		t.Errorf("Connect without a token: %v", err)
+	}
+}
+
+// rcvLowat is the socket's receive low-water mark.
+func rcvLowat(t *testing.T, l *link) int {
+	t.Helper()
+	var v int
+	var serr error
+	if err := l.rraw.Control(func(fd uintptr) {
+		v, serr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT)
+	}); err != nil || serr != nil {
+		t.Fatal(err, serr)
+	}
+	return v
+}
+
+// waitFor runs f on a goroutine and fails unless it returns within limit
+// (a hang: a small frame that woke no one).
+func waitFor(t *testing.T, what string, limit time.Duration, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		t.Fatalf("%s: still waiting after %v", what, limit)
+		return nil
+	}
+}
+
+// TestQuietMark: a spinning reader raises the socket's low-water mark, and
+// no wait ever misses a small frame because of it. The background reader
+// looks every slice while the mark is raised, is woken when it is raised
+// under it, and lowers it once no reader spins; a reader that blocks
+// lowers it first; the read deadline still ends the background wait.
+func TestQuietMark(t *testing.T) {
+	ts := connectAll(t, 2, "job", nil, nil)
+	l := ts[0].Link(1).(*link)
+	if l.mark == 0 {
+		t.Skip("the receive buffer is too small for a raised low-water mark")
+	}
+	peer := ts[1].Link(0)
+	send := func(tag uint32) error {
+		h := wire.Header{Kind: wire.KindData, Tag: tag, MsgLen: 8}
+		return peer.WriteFrame(&h, make([]byte, 8))
+	}
+	// sendAfter sends once ready returns true, on a goroutine; the test
+	// waits for the channel before the next frame.
+	sendAfter := func(tag uint32, ready func() bool) chan error {
+		sent := make(chan error, 1)
+		go func() {
+			for !ready() {
+				time.Sleep(time.Millisecond)
+			}
+			sent <- send(tag)
+		}()
+		return sent
+	}
+	soon := func() func() bool {
+		at := time.Now().Add(10 * time.Millisecond)
+		return func() bool { return time.Now().After(at) }
+	}
+	joined := func(sent chan error) {
+		t.Helper()
+		if err := <-sent; err != nil {
+			t.Fatal(err)
+		}
+	}
+	take := func(tag uint32) {
+		t.Helper()
+		var h wire.Header
+		ok, err := l.TryReadHeader(&h)
+		if err != nil || !ok || h.Tag != tag {
+			t.Fatalf("frame %d: ok %v, header %+v, %v", tag, ok, h, err)
+		}
+		if err := l.ReadPayload(make([]byte, 8)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const limit = 5 * time.Second
+
+	// Raised under a background reader that waits without a slice.
+	parked := make(chan error, 1)
+	go func() { parked <- l.WaitReadable() }()
+	time.Sleep(20 * time.Millisecond)
+	l.Spinning(true)
+	if got := rcvLowat(t, l); got != l.mark {
+		t.Fatalf("low-water mark %d while spinning, want %d", got, l.mark)
+	}
+	if err := send(1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-parked:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(limit):
+		t.Fatal("a background reader parked before the mark was raised missed a small frame")
+	}
+	take(1)
+
+	// Raised: the background reader still sees a small frame.
+	l.Spinning(true)
+	sent := sendAfter(2, soon())
+	if err := waitFor(t, "background reader, mark raised", limit, l.WaitReadable); err != nil {
+		t.Fatal(err)
+	}
+	joined(sent)
+	take(2)
+
+	// No reader spins: the background reader lowers the mark.
+	sent = sendAfter(3, func() bool { return !l.quiet.Load() })
+	if err := waitFor(t, "background reader lowering the mark", limit, l.WaitReadable); err != nil {
+		t.Fatal(err)
+	}
+	joined(sent)
+	if got := rcvLowat(t, l); got != 1 {
+		t.Fatalf("low-water mark %d after the readers stopped spinning, want 1", got)
+	}
+	take(3)
+
+	// A reader that blocks lowers the mark first.
+	l.Spinning(true)
+	l.SetPollDeadline(time.Now().Add(time.Minute))
+	sent = sendAfter(4, soon())
+	if err := waitFor(t, "Poll, mark raised", limit, l.Poll); err != nil {
+		t.Fatal(err)
+	}
+	joined(sent)
+	if got := rcvLowat(t, l); got != 1 {
+		t.Fatalf("low-water mark %d after a blocking wait, want 1", got)
+	}
+	take(4)
+
+	// A reader blocked for the rest of a large frame keeps the mark and
+	// gets all of it, then a small frame behind it.
+	big := bytes.Repeat([]byte{7}, 3<<20)
+	l.Spinning(true)
+	sent = make(chan error, 1)
+	go func() {
+		h := wire.Header{Kind: wire.KindData, Tag: 5, MsgLen: uint64(len(big))}
+		err := peer.WriteFrame(&h, big)
+		if err == nil {
+			err = send(6)
+		}
+		sent <- err
+	}()
+	got := make([]byte, len(big))
+	if err := waitFor(t, "a large frame, mark raised", limit, func() error {
+		var h wire.Header
+		for {
+			ok, err := l.TryReadHeader(&h)
+			if err != nil || ok {
+				if err == nil && (h.Tag != 5 || int(h.Len) != len(big)) {
+					err = fmt.Errorf("header %+v", h)
+				}
+				if err != nil {
+					return err
+				}
+				break
+			}
+		}
+		if err := l.ReadPayload(got); err != nil {
+			return err
+		}
+		// Then the small frame, as a polling reader waits for it: what
+		// the link buffered first (Poll counts only the socket's bytes).
+		for {
+			ok, err := l.TryReadHeader(&h)
+			if err != nil || ok {
+				if err == nil && h.Tag != 6 {
+					err = fmt.Errorf("header %+v", h)
+				}
+				if err == nil {
+					err = l.ReadPayload(make([]byte, 8))
+				}
+				return err
+			}
+			if err := l.Poll(); err != nil {
+				return err
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	joined(sent)
+	if !bytes.Equal(got, big) {
+		t.Fatal("the large frame arrived corrupt")
+	}
+
+	// The read deadline ends the background wait, mark raised or not.
+	for _, spin := range []bool{true, false} {
+		if spin {
+			l.Spinning(true)
+		}
+		l.SetReadDeadline(time.Now().Add(30 * time.Millisecond))
+		err := waitFor(t, "background reader with a deadline", limit, l.WaitReadable)
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("spinning %v: %v, want the deadline", spin, err)
+		}
 	}
 }
