@@ -319,12 +319,13 @@ func (c *Comm) done(err error) *Request {
 // --- argument checks -------------------------------------------------------
 
 // zero reports whether b is the zero Buffer (or any untyped empty one).
-func (b Buffer) zero() bool { return b.dt == 0 && b.mem == nil && len(b.b) == 0 }
+func (b *Buffer) zero() bool { return b.dt == 0 && b.mem == nil && len(b.b) == 0 }
 
 // typed gives a zero Buffer, which is empty, the element type of the
 // call's other buffer, and float32 when that one is zero too (the rule in
-// Comm's doc).
-func typed(send, recv Buffer) (Buffer, Buffer) {
+// Comm's doc). It works in place: a Buffer is 72 bytes, and every call
+// passes through here.
+func typed(send, recv *Buffer) {
 	switch {
 	case send.zero() && recv.zero():
 		send.dt, recv.dt = Float32, Float32
@@ -333,7 +334,6 @@ func typed(send, recv Buffer) (Buffer, Buffer) {
 	case recv.zero():
 		recv.dt = send.dt
 	}
-	return send, recv
 }
 
 func (c *Comm) checkPair(k driver.Kind, send, recv Buffer, wantRecv int) error {
@@ -391,7 +391,7 @@ func (c *Comm) checkCounts(k driver.Kind, name string, counts []int) (int, error
 
 func (c *Comm) allReduce(a *driver.Call, send, recv Buffer, op Op) error {
 	const k = driver.AllReduce
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	if err := c.checkPair(k, send, recv, send.Len()); err != nil {
 		return err
 	}
@@ -416,7 +416,7 @@ func (c *Comm) IAllReduce(send, recv Buffer, op Op) *Request {
 
 func (c *Comm) broadcast(a *driver.Call, buf Buffer, root int) error {
 	const k = driver.Broadcast
-	buf, _ = typed(buf, buf)
+	typed(&buf, &buf)
 	if !buf.dt.Valid() {
 		return c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}
@@ -445,7 +445,7 @@ func (c *Comm) reduce(a *driver.Call, send, recv Buffer, op Op, root int) error 
 	if err := c.checkRoot(k, root); err != nil {
 		return err
 	}
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	want := send.Len()
 	if c.rank != root {
 		recv, want = Buffer{dt: send.dt}, 0
@@ -473,7 +473,7 @@ func (c *Comm) IReduce(send, recv Buffer, op Op, root int) *Request {
 
 func (c *Comm) allGather(a *driver.Call, send, recv Buffer) error {
 	const k = driver.AllGather
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	if err := c.checkPair(k, send, recv, send.Len()*c.size); err != nil {
 		return err
 	}
@@ -495,7 +495,7 @@ func (c *Comm) IAllGather(send, recv Buffer) *Request {
 
 func (c *Comm) allGatherV(a *driver.Call, send, recv Buffer, counts []int) error {
 	const k = driver.AllGatherV
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	total, err := c.checkCounts(k, "counts", counts)
 	if err != nil {
 		return err
@@ -523,7 +523,7 @@ func (c *Comm) IAllGatherV(send, recv Buffer, counts []int) *Request {
 
 func (c *Comm) reduceScatter(a *driver.Call, send, recv Buffer, op Op) error {
 	const k = driver.ReduceScatter
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	if send.Len() != recv.Len()*c.size {
 		return c.invalid(k, "send holds %d elements, want %d ranks x %d", send.Len(), c.size, recv.Len())
 	}
@@ -550,7 +550,7 @@ func (c *Comm) IReduceScatter(send, recv Buffer, op Op) *Request {
 
 func (c *Comm) reduceScatterV(a *driver.Call, send, recv Buffer, counts []int, op Op) error {
 	const k = driver.ReduceScatterV
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	total, err := c.checkCounts(k, "counts", counts)
 	if err != nil {
 		return err
@@ -588,7 +588,7 @@ func (c *Comm) IReduceScatterV(send, recv Buffer, counts []int, op Op) *Request 
 
 func (c *Comm) allToAll(a *driver.Call, send, recv Buffer) error {
 	const k = driver.AllToAll
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	if send.Len()%c.size != 0 {
 		return c.invalid(k, "send holds %d elements, not a multiple of %d ranks", send.Len(), c.size)
 	}
@@ -612,7 +612,7 @@ func (c *Comm) IAllToAll(send, recv Buffer) *Request {
 
 func (c *Comm) allToAllV(a *driver.Call, send Buffer, sc []int, recv Buffer, rc []int) error {
 	const k = driver.AllToAllV
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	st, err := c.checkCounts(k, "sendCounts", sc)
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ type Status = driver.Status
 // device memory is staged through host memory: finish, when not nil, must
 // run once the call has completed well.
 func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok bool, finish func() error, err error) {
-	buf, _ = typed(buf, buf)
+	typed(&buf, &buf)
 	if !buf.dt.Valid() {
 		return false, nil, c.invalid(k, "buffer has invalid type %d", buf.dt)
 	}

@@ -13,7 +13,7 @@ func (c *Comm) gather(a *driver.Call, k driver.Kind, send, recv Buffer, counts [
 	if err := c.checkRoot(k, root); err != nil {
 		return err
 	}
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	total := send.Len() * c.size
 	if k == driver.GatherV && c.rank == root {
 		var err error
@@ -85,7 +85,7 @@ func (c *Comm) scatter(a *driver.Call, k driver.Kind, send Buffer, counts []int,
 	if c.rank != root {
 		send = Buffer{}
 	}
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	total := recv.Len() * c.size
 	if k == driver.ScatterV && c.rank == root {
 		var err error
@@ -148,7 +148,7 @@ func (c *Comm) IScatterV(send Buffer, counts []int, recv Buffer, root int) *Requ
 }
 
 func (c *Comm) scan(a *driver.Call, k driver.Kind, send, recv Buffer, op Op) error {
-	send, recv = typed(send, recv)
+	typed(&send, &recv)
 	if err := c.checkPair(k, send, recv, send.Len()); err != nil {
 		return err
 	}
