@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unsafe"
 
@@ -253,7 +254,10 @@ func (b Buffer) Len() int {
 	if b.vec != nil {
 		return b.vec.v.Count * b.vec.v.BlockLen
 	}
-	if s := b.dt.Size(); s > 0 {
+	switch s := b.dt.Size(); {
+	case s > 0 && s&(s-1) == 0: // every type but the 12-byte pairs: no division
+		return b.bytes() >> bits.TrailingZeros(uint(s))
+	case s > 0:
 		return b.bytes() / s
 	}
 	return 0

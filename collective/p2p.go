@@ -60,7 +60,8 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok
 			return false, nil, err
 		}
 	}
-	if err := c.checkCount(k, buf.Len()); err != nil {
+	n := buf.Len()
+	if err := c.checkCount(k, n); err != nil {
 		return false, nil, err
 	}
 	if err := c.usable(k); err != nil {
@@ -69,7 +70,7 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok
 	if peer == ProcNull {
 		return false, nil, nil
 	}
-	*a = driver.Call{Kind: k, DType: buf.dt, Count: buf.Len(), Peer: peer, Tag: tag, Vector: vec}
+	*a = driver.Call{Kind: k, DType: buf.dt, Count: n, Peer: peer, Tag: tag, Vector: vec}
 	if buf.mem != nil {
 		finish, err := c.stageP2P(k, a, buf)
 		return err == nil, finish, err
