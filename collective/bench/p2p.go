@@ -6,7 +6,7 @@ package bench
 // only.
 //
 //   - latency: rank 0 sends a message of the size to rank 1, which sends one
-//     back (blocking Send, and a receive posted and waited for); the time
+//     back (blocking Send and Recv, as osu_latency); the time
 //     reported is half the round trip, averaged over the iterations.
 //   - bandwidth: rank 0 posts a window of 64 ISends of the size, rank 1 64
 //     IRecvs; when all have completed, rank 1 sends a 4-byte
@@ -241,9 +241,10 @@ func measureP2POne(ctx context.Context, c *collective.Comm, cfg *P2PConfig, bufs
 	return res, nil
 }
 
-// recv is a blocking receive: a posted receive waited for.
+// recv is a blocking receive (MPI_Recv, as osu_latency calls it).
 func recv(ctx context.Context, c *collective.Comm, buf []byte, peer, tag int) error {
-	return c.IRecv(collective.Buf(buf), peer, tag).Wait(ctx)
+	_, err := c.Recv(ctx, collective.Buf(buf), peer, tag)
+	return err
 }
 
 // latencyStep is one round trip between ranks 0 and 1.
