@@ -30,21 +30,25 @@
 #
 #   scripts/bench-wait.sh
 #   REPS=5 NPS="2 4 6 8" scripts/bench-wait.sh
+#   WORK=0.02 ROUNDS=25 scripts/bench-wait.sh   (short waits: where a spin counts)
 #   REPS=1 WORK=0.05 NPS="2 3" scripts/bench-wait.sh   (a quick check)
 #
-# Knobs: REPS (3); WORK: seconds of work alone (1); NPS: rank counts
-# ("2 4 6"); BIND: which bindings ("pinned unpinned"); POLICIES: which
-# columns ("auto spin0 spin10ms mpi c c-yield").
+# Knobs: REPS (3); WORK: seconds of work alone (1); ROUNDS: rounds of
+# each wait in a run (1; the medians take every round of every run);
+# NPS: rank counts ("2 4 6"); BIND: which bindings ("pinned unpinned");
+# POLICIES: which columns ("auto spin0 spin10ms mpi c c-yield").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${REPS:-3}
 work=${WORK:-1}
+rounds=${ROUNDS:-1}
 nps=${NPS:-2 4 6}
 binds=${BIND:-pinned unpinned}
 policies=${POLICIES:-auto spin0 spin10ms mpi c c-yield}
 fail() { echo "bench-wait.sh: $*" >&2; exit 2; }
 [[ $reps =~ ^[1-9][0-9]*$ ]] || fail "REPS=$reps: want a count of 1 or more"
 [[ $work =~ ^[0-9]*\.?[0-9]+$ ]] || fail "WORK=$work: want seconds, 0.01 to 60"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || fail "ROUNDS=$rounds: want a count of 1 or more"
 for np in $nps; do [[ $np =~ ^[0-9]+$ && $np -ge 2 ]] || fail "NPS: $np is not a rank count of 2 or more"; done
 for bind in $binds; do [[ $bind = pinned || $bind = unpinned ]] || fail "BIND: unknown binding $bind (pinned unpinned)"; done
 for pol in $policies; do
@@ -73,15 +77,15 @@ bindargs() { # NP BIND
 one() { # NP BIND POLICY: appends "NP BIND POLICY WAIT SLOWDOWN CPU_PER_S LAT_MED_US" lines
   local np=$1 bind=$2 pol=$3 cmd
   case $pol in
-  auto) cmd=(-x WEFT_BACKEND=tcp bin/waitcost -work "${work}s") ;;
-  spin0) cmd=(-x WEFT_BACKEND=tcp -x WEFT_SPIN=0 bin/waitcost -work "${work}s") ;;
-  spin10ms) cmd=(-x WEFT_BACKEND=tcp -x WEFT_SPIN=10ms bin/waitcost -work "${work}s") ;;
+  auto) cmd=(-x WEFT_BACKEND=tcp bin/waitcost -work "${work}s" -rounds "$rounds") ;;
+  spin0) cmd=(-x WEFT_BACKEND=tcp -x WEFT_SPIN=0 bin/waitcost -work "${work}s" -rounds "$rounds") ;;
+  spin10ms) cmd=(-x WEFT_BACKEND=tcp -x WEFT_SPIN=10ms bin/waitcost -work "${work}s" -rounds "$rounds") ;;
   mpi)
     [ ${#tags[@]} -gt 0 ] || return 0
-    cmd=(-x WEFT_BACKEND=mpi bin/waitcost -work "${work}s")
+    cmd=(-x WEFT_BACKEND=mpi bin/waitcost -work "${work}s" -rounds "$rounds")
     ;;
-  c) cmd=(bin/waitcost_c "$work") ;;
-  c-yield) cmd=(--mca mpi_yield_when_idle 1 bin/waitcost_c "$work") ;;
+  c) cmd=(bin/waitcost_c "$work" "$rounds") ;;
+  c-yield) cmd=(--mca mpi_yield_when_idle 1 bin/waitcost_c "$work" "$rounds") ;;
   esac
   mpirun -np "$np" $(bindargs "$np" "$bind") "${cmd[@]}" |
     awk -v p="$np $bind $pol" '$1 == "recv" || $1 == "allreduce" {print p, $1, $3, $4, $5}' >>"$raw"
@@ -99,7 +103,7 @@ for rep in $(seq "$reps"); do
   done
 done
 
-echo "# $(mpirun --version | head -1), $cpus CPUs, load $load0 at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end, REPS=$reps, WORK=${work}s; medians, each cell recv / allreduce"
+echo "# $(mpirun --version | head -1), $cpus CPUs, load $load0 at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end, REPS=$reps, WORK=${work}s, ROUNDS=$rounds; medians, each cell recv / allreduce"
 awk -v nps="$nps" -v binds="$binds" -v pols="$policies" -v cpus="$cpus" '
   function median(s,   a, n, i, j, t) {
     n = split(s, a, " "); if (n == 0) return ""

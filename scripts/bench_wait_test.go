@@ -45,7 +45,7 @@ func TestBenchWait(t *testing.T) {
 	if n := len(row.FindAllString(s, -1)); n != 12 {
 		t.Errorf("%d rows with every figure, want 12:\n%s", n, s)
 	}
-	for knob, want := range map[string]string{"REPS=0": "REPS=0", "WORK=1s": "WORK=1s", "NPS=2 1": "NPS: 1",
+	for knob, want := range map[string]string{"REPS=0": "REPS=0", "WORK=1s": "WORK=1s", "ROUNDS=x": "ROUNDS=x", "NPS=2 1": "NPS: 1",
 		"BIND=tight": "binding tight", "POLICIES=auto nosuch": "unknown policy nosuch"} {
 		cmd := exec.Command("./bench-wait.sh")
 		cmd.Env = append(os.Environ(), knob)

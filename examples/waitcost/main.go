@@ -14,8 +14,9 @@
 // (no memory traffic, no sleep) in chunks until -work has passed, while
 // the other ranks sleep in the kernel (a plain time.Sleep, not a wait of
 // Weft's); that count of chunks is the work of every round, and its time
-// is the time alone. Then for each of -rounds rounds and each wait of
-// -waits, after a barrier, rank 0 does the same work again and ends the
+// is the time alone of the first round (each later round measures it
+// again, the others asleep). Then in each of -rounds rounds, for each wait
+// of -waits, after a barrier, rank 0 does the same work again and ends the
 // wait; each waiter measures its CPU time (getrusage RUSAGE_SELF, user +
 // system, every thread of the process) and the wall time over its wait,
 // and the latency of the message that ended it (rank 0 stamps it with
@@ -26,13 +27,13 @@
 //	mpirun -np 4 --oversubscribe bin/waitcost
 //	mpirun -np 4 --oversubscribe -x WEFT_SPIN=0 bin/waitcost -work 500ms -rounds 3
 //
-// Rank 0 prints a line starting with "#", then "alone SECONDS", then one
-// line per round and wait:
+// Rank 0 prints lines starting with "#", then per round "alone SECONDS"
+// and a line per wait:
 //
 //	WAIT COMPUTE_S SLOWDOWN CPU_PER_S LAT_MED_US LAT_MAX_US
 //
 // COMPUTE_S is the work's wall time in that round, SLOWDOWN that time
-// over the time alone, CPU_PER_S the waiters' CPU seconds per second of
+// over the round's time alone, CPU_PER_S the waiters' CPU seconds per second of
 // waiting (their mean), and LAT_MED_US and LAT_MAX_US the median and the
 // largest latency over the waiters, in microseconds.
 package main
@@ -177,11 +178,28 @@ func run(work time.Duration, rounds int, waitList string, args []string) error {
 	if me == 0 {
 		fmt.Printf("# waitcost: %d ranks (weft %s), rank 0 computes %d chunks, the others wait; WEFT_SPIN=%s\n",
 			n, c.Backend(), chunks, os.Getenv("WEFT_SPIN"))
-		fmt.Printf("alone %.4f\n", alone)
 		fmt.Println("# wait compute_s slowdown cpu_per_s lat_med_us lat_max_us")
 	}
 	mine, all := make([]float64, 3), make([]float64, 3*n)
-	for range rounds {
+	for round := range rounds {
+		// The time alone of this round: the calibration's in the first,
+		// the same work again, the others asleep, in each later one, so
+		// that a change of the host's load between rounds cancels.
+		if round > 0 {
+			if me == 0 {
+				start := time.Now()
+				compute(chunks)
+				alone = time.Since(start).Seconds()
+			} else {
+				time.Sleep(2*work + 100*time.Millisecond)
+			}
+			if err := c.Barrier(ctx); err != nil {
+				return err
+			}
+		}
+		if me == 0 {
+			fmt.Printf("alone %.4f\n", alone)
+		}
 		for _, w := range waits {
 			if err := c.Barrier(ctx); err != nil {
 				return err

@@ -11,7 +11,7 @@
  * work loop and the same output as the Go program, so that
  * scripts/bench-wait.sh reads the two alike:
  *
- *   alone SECONDS
+ *   alone SECONDS                 (per round; later rounds measure it again)
  *   WAIT COMPUTE_S SLOWDOWN CPU_PER_S LAT_MED_US LAT_MAX_US
  *
  *   mpicc -O2 -o waitcost scripts/peers/waitcost.c
@@ -112,12 +112,26 @@ int main(int argc, char **argv) {
 		const char *y = getenv("OMPI_MCA_mpi_yield_when_idle"), *o = getenv("OMPI_MCA_mpi_oversubscribe");
 		printf("# waitcost: %d ranks (C, Open MPI), rank 0 computes %ld chunks, the others wait; mpi_yield_when_idle=%s mpi_oversubscribe=%s\n",
 		       n, chunks, y ? y : "", o ? o : "");
-		printf("alone %.4f\n", alone);
 		printf("# wait compute_s slowdown cpu_per_s lat_med_us lat_max_us\n");
 		fflush(stdout);
 	}
 	double mine[3], *all = malloc(3 * n * sizeof(double)), *lats = malloc(n * sizeof(double));
 	for (long r = 0; r < rounds; r++) {
+		/* The time alone of this round: the calibration's in the first,
+		 * the same work again, the others asleep, in each later one. */
+		if (r > 0) {
+			if (me == 0) {
+				double t0 = mono_ns();
+				compute(chunks);
+				alone = (mono_ns() - t0) / 1e9;
+			} else {
+				double s = 2 * work + 0.1;
+				struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+				nanosleep(&ts, NULL);
+			}
+			MPI_Barrier(MPI_COMM_WORLD);
+		}
+		if (me == 0) printf("alone %.4f\n", alone);
 		for (int k = 0; k < nk; k++) {
 			int recv = kinds[k][0] == 'r';
 			MPI_Barrier(MPI_COMM_WORLD);
