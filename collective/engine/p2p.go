@@ -186,8 +186,7 @@ func (p *peer) landWhole(s *slot, h *wire.Header) error {
 	p.mu.Lock()
 	s.got, s.frames, s.whole = n, 1, true
 	if err != nil {
-		s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
-			Msg: fmt.Sprintf("reading from rank %d failed", p.rank), Cause: err}
+		s.err = readFailed(p.rank, err)
 	}
 	s.finish()
 	p.mu.Unlock()
@@ -208,8 +207,7 @@ func (env *envelope) landed(n int, err error) {
 		return
 	}
 	if err != nil && s.err == nil {
-		s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: env.p.rank, Origin: -1,
-			Msg: fmt.Sprintf("reading from rank %d failed", env.p.rank), Cause: err}
+		s.err = readFailed(env.p.rank, err)
 	}
 	s.got, s.frames = env.got, s.frames+1
 	env.p.settle(s)

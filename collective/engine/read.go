@@ -349,8 +349,7 @@ func (p *peer) deliver(h *wire.Header) error {
 			s.got += int(h.Len)
 			s.frames++
 		} else if s.err == nil {
-			s.err = &driver.Failure{Kind: driver.ErrPeerLost, Culprit: p.rank, Origin: -1,
-				Msg: fmt.Sprintf("reading from rank %d failed", p.rank), Cause: err}
+			s.err = readFailed(p.rank, err)
 		}
 		p.settle(s)
 		p.mu.Unlock()
@@ -479,4 +478,11 @@ func (r *reducer) feed(piece []byte) {
 		r.pos += n
 	}
 	r.nc = copy(r.carry[:], piece[n:])
+}
+
+// readFailed is the failure of a receive whose bytes could not be read
+// from world rank r.
+func readFailed(r int, err error) *driver.Failure {
+	return &driver.Failure{Kind: driver.ErrPeerLost, Culprit: r, Origin: -1,
+		Msg: fmt.Sprintf("reading from rank %d failed", r), Cause: err}
 }
