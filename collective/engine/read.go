@@ -202,11 +202,11 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 			}
 		}
 		setSpin(false)
-		pl.SetPollDeadline(now.Add(pollSlice))
+		p.pollDL = now.Add(pollSlice)
+		pl.SetPollDeadline(p.pollDL)
 		err = pl.Poll()
 		// Payload reads wait under the silence limit, not the slice.
-		p.pollDL = readDeadline(ep.cfg.timeout)
-		pl.SetPollDeadline(p.pollDL)
+		p.payloadDeadline(pl)
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			p.linkDown(err)
 			return nil
@@ -220,29 +220,18 @@ func (x *exec) pollWait(pl transport.Poller, s *slot) error {
 // reads the heartbeat's clock, not the system's, and sets the link's
 // deadline only when that clock has moved (every timeout/8).
 func (p *peer) payloadDeadline(pl transport.Poller) {
-	t := p.ep.cfg.timeout
-	if t <= 0 {
-		return
-	}
-	var dl time.Time
-	if c := p.ep.coarse.Load(); c != 0 {
-		dl = time.Unix(0, c).Add(t + t/8) // the clock lags by up to t/8
-	} else { // no heartbeat (a world of one)
-		dl = time.Now().Add(t)
+	var dl time.Time // no silence limit: none
+	if t := p.ep.cfg.timeout; t > 0 {
+		if c := p.ep.coarse.Load(); c != 0 {
+			dl = time.Unix(0, c).Add(t + t/8) // the clock lags by up to t/8
+		} else { // no heartbeat (a world of one)
+			dl = time.Now().Add(t)
+		}
 	}
 	if !dl.Equal(p.pollDL) {
 		p.pollDL = dl
 		pl.SetPollDeadline(dl)
 	}
-}
-
-// readDeadline is the deadline of a read that starts now: a peer silent
-// for the timeout fails it.
-func readDeadline(timeout time.Duration) time.Time {
-	if timeout <= 0 {
-		return time.Time{}
-	}
-	return time.Now().Add(timeout)
 }
 
 // pollSlice is how long a polling wait sleeps on its socket before it
