@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/weft-hpc/weft/cuda"
+	"github.com/weft-hpc/weft/cuda/cudatest"
 )
 
 // The kernels' CUDA sources compiled for the CPU: the host-memory fake
@@ -27,53 +26,27 @@ import (
 // arithmetic and indexing, not their parallel behaviour (the GPU tests
 // under scripts/gpu-check.sh do).
 
-const cpuShim = `#include <cmath>
-#include <cstring>
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-struct weft_dim3 { unsigned x, y, z; };
-static const weft_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-using std::exp; using std::log;
-inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
-inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
-`
-
-// cpuKernels builds the harness in the test's temporary directory and
-// returns its path, skipping the test without g++.
+// cpuKernels builds the harness (cudatest.CompileCPU) and returns its
+// path, skipping the test without g++.
 func cpuKernels(t *testing.T) string {
 	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++ here to compile the CUDA sources for the CPU")
-	}
-	dir := t.TempDir()
-	var cpuKernelsBin string
-	cpuKernelsErr := func() error {
-		var main strings.Builder
-		main.WriteString("#include <cstdio>\n#include <vector>\n")
-		files := append([]string{cuda.Header}, Kernels.Files()...)
-		declared := map[string][]string{}
-		for _, f := range files {
-			src, err := Kernels.Source(f)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
-				return err
-			}
-			if f != cuda.Header {
-				fmt.Fprintf(&main, "#include %q\n", f)
-				for k, v := range cuda.Declared(src) {
-					declared[k] = v
-				}
-			}
+	var main strings.Builder
+	main.WriteString("#include <cstdio>\n#include <vector>\n")
+	declared := map[string][]string{}
+	for _, f := range Kernels.Files() {
+		src, err := Kernels.Source(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		// The harness reads a kernel name and its arguments from stdin
-		// (pointers as byte buffers, or absent for null) and writes the
-		// buffers back.
-		main.WriteString(`
+		fmt.Fprintf(&main, "#include %q\n", f)
+		for k, v := range cuda.Declared(src) {
+			declared[k] = v
+		}
+	}
+	// The harness reads a kernel name and its arguments from stdin
+	// (pointers as byte buffers, or absent for null) and writes the
+	// buffers back.
+	main.WriteString(`
 union weft_arg { void* p; weft_u64 u; float f; };
 static bool rd(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
 int main() {
@@ -91,49 +64,31 @@ int main() {
         else { unsigned b = (unsigned)v; std::memcpy(&a[i].f, &b, 4); }
     }
 `)
-		names := make([]string, 0, len(declared))
-		for k := range declared {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			var call []string
-			for i, ct := range declared[k] {
-				switch {
-				case strings.HasSuffix(ct, "*"):
-					call = append(call, fmt.Sprintf("(%s)a[%d].p", ct, i))
-				case ct == "float":
-					call = append(call, fmt.Sprintf("a[%d].f", i))
-				default:
-					call = append(call, fmt.Sprintf("a[%d].u", i))
-				}
+	names := make([]string, 0, len(declared))
+	for k := range declared {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		var call []string
+		for i, ct := range declared[k] {
+			switch {
+			case strings.HasSuffix(ct, "*"):
+				call = append(call, fmt.Sprintf("(%s)a[%d].p", ct, i))
+			case ct == "float":
+				call = append(call, fmt.Sprintf("a[%d].f", i))
+			default:
+				call = append(call, fmt.Sprintf("a[%d].u", i))
 			}
-			fmt.Fprintf(&main, "    if (!strcmp(name, %q)) %s(%s);\n    else\n", k, k, strings.Join(call, ", "))
 		}
-		main.WriteString(`        return 3;
+		fmt.Fprintf(&main, "    if (!strcmp(name, %q)) %s(%s);\n    else\n", k, k, strings.Join(call, ", "))
+	}
+	main.WriteString(`        return 3;
     for (auto& b : bufs) fwrite(b.data(), 1, b.size(), stdout);
     return 0;
 }
 `)
-		if err := os.WriteFile(filepath.Join(dir, "shim.h"), []byte(cpuShim), 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "main.cpp"), []byte(main.String()), 0o644); err != nil {
-			return err
-		}
-		bin := filepath.Join(dir, "kernels")
-		cmd := exec.Command(gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-include", "shim.h", "-I", dir, "-o", bin, "main.cpp")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("g++ of nn's kernels: %v\n%s", err, out)
-		}
-		cpuKernelsBin = bin
-		return nil
-	}()
-	if cpuKernelsErr != nil {
-		t.Fatal(cpuKernelsErr)
-	}
-	return cpuKernelsBin
+	return cudatest.CompileCPU(t, Kernels, Kernels.Files(), main.String())
 }
 
 // onCPU runs kernel name of the CPU-compiled sources on args: slices

@@ -23,7 +23,7 @@ const cpuShim = `#include <cmath>
 #define __forceinline__ inline
 struct weft_dim3 { unsigned x, y, z; };
 static const weft_dim3 blockIdx = {0, 0, 0}, threadIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
-using std::sqrt;
+using std::sqrt; using std::exp; using std::log;
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 `
@@ -42,31 +42,7 @@ inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); retu
 // first buffer, then bufs, and reads out back.
 func OnCPU(t *testing.T, p *cuda.Program, source, main string) func(kernel uint64, out []float32, bufs [][]byte, scalars ...uint64) {
 	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skipf("no g++ here to compile %s for the CPU (Debian: g++)", source)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{cuda.Header, source} {
-		src, err := p.Source(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, src := range map[string]string{"shim.h": cpuShim, "main.cpp": main} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "harness")
-	cmd := exec.Command(gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-include", "shim.h", "-I", dir, "-o", bin, "main.cpp")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("g++ of %s: %v\n%s", source, err, out)
-	}
+	bin := CompileCPU(t, p, []string{source}, main)
 	return func(kernel uint64, out []float32, bufs [][]byte, scalars ...uint64) {
 		t.Helper()
 		var in bytes.Buffer
@@ -89,4 +65,38 @@ func OnCPU(t *testing.T, p *cuda.Program, source, main string) func(kernel uint6
 		}
 		copy(Bytes(out), res)
 	}
+}
+
+// CompileCPU writes the shared header and files, p's kernel sources, with
+// main (a harness that includes them) into the test's temporary directory,
+// compiles them with g++ as OnCPU does, and returns the program's path.
+// It skips the test where there is no g++.
+func CompileCPU(t *testing.T, p *cuda.Program, files []string, main string) string {
+	t.Helper()
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skipf("no g++ here to compile %v for the CPU (Debian: g++)", files)
+	}
+	dir := t.TempDir()
+	for _, f := range append([]string{cuda.Header}, files...) {
+		src, err := p.Source(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, src := range map[string]string{"shim.h": cpuShim, "main.cpp": main} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "harness")
+	cmd := exec.Command(gxx, "-std=c++17", "-O1", "-ffp-contract=off", "-include", "shim.h", "-I", dir, "-o", bin, "main.cpp")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("g++ of %v: %v\n%s", files, err, out)
+	}
+	return bin
 }
