@@ -327,7 +327,11 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 		f := env.bind(s)
 		env.p.mu.Unlock()
 		if f != nil {
+			// Failing settles the posted receives of every matcher, this
+			// one's too: not under its lock.
+			m.mu.Unlock()
 			ep.failWith(f)
+			m.mu.Lock()
 		}
 		return s, nil
 	}

@@ -284,3 +284,38 @@ func TestFramesAndOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlyMismatch: a message of another type that arrives before its
+// receive is posted fails the receive with a mismatch when it is posted
+// (failing settles every matcher's receives, this one's too: once under
+// the matcher's own lock, and the rank hung).
+func TestEarlyMismatch(t *testing.T) {
+	for _, pk := range pairs {
+		t.Run(pk.name, func(t *testing.T) {
+			cfg := testConfig(t, 10*time.Second)
+			cs := pk.make(t, [2]config{cfg, cfg})
+			ctx := context.Background()
+			a := &driver.Call{Kind: driver.Send, DType: driver.Float32, Count: 2, Send: make([]byte, 8), Peer: 1, Tag: 5}
+			if err := cs[0].Run(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			// The message is in: a probe sees it before the receive.
+			if _, ok, err := cs[1].Probe(ctx, 0, 5, true); !ok || err != nil {
+				t.Fatalf("probe: %v, %v", ok, err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				r := &driver.Call{Kind: driver.Recv, DType: driver.Int32, Count: 2, Recv: make([]byte, 8), Peer: 0, Tag: 5}
+				done <- cs[1].Run(ctx, r)
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, driver.ErrMismatch) {
+					t.Fatalf("float32 message into an int32 receive: %v, want a mismatch", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the receive of an early mismatched message hung")
+			}
+		})
+	}
+}
