@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-hpc/weft/collective/driver"
@@ -23,7 +24,19 @@ type Request struct {
 	until     time.Time // the emulated link carries the bytes until then
 	pooled    bool      // a blocking call's request: recycled by wait
 	persist   *persistent
+
+	// A receive's Pending goes back to its backend once its completion is
+	// seen (release), unless a Cancel runs beside: own says which of the
+	// two has the Pending (ownFree, ownCancel, ownReleased).
+	own       atomic.Int32
+	cancelled bool // what the released Pending's Cancelled said
 }
+
+const (
+	ownFree = iota
+	ownCancel
+	ownReleased
+)
 
 // persistent is what SendInit or RecvInit fixed, for each Start.
 type persistent struct {
@@ -60,6 +73,7 @@ func (r *Request) waitDone(ctx context.Context) error {
 		if !r.fin {
 			r.err, r.fin = r.c.result(r.call.Kind, r.pending.Wait(ctx)), true
 			r.copyBack()
+			r.release()
 		}
 		return r.err
 	}
@@ -111,6 +125,7 @@ func (r *Request) test() (bool, error) {
 			}
 			r.err, r.fin = r.c.result(r.call.Kind, err), true
 			r.copyBack()
+			r.release()
 		}
 		return true, r.err
 	}
@@ -135,6 +150,29 @@ func (r *Request) copyBack() {
 		}
 	}
 }
+
+// release hands a completed Pending back to its backend, where it can be
+// reused (driver.Releaser), after noting whether Cancel withdrew it. A
+// Cancel running beside keeps it: the collector takes it then.
+func (r *Request) release() {
+	rel, ok := r.pending.(driver.Releaser)
+	if !ok || !r.own.CompareAndSwap(ownFree, ownReleased) {
+		return
+	}
+	if cp, ok := r.pending.(driver.Canceller); ok {
+		r.cancelled = cp.Cancelled()
+	}
+	r.pending = released
+	rel.Release()
+}
+
+// released stands for a Pending given back: the request completed.
+var released driver.Pending = donePending{}
+
+type donePending struct{}
+
+func (donePending) Wait(context.Context) error { return nil }
+func (donePending) Test() (bool, error)        { return true, nil }
 
 // Status reports the message a completed receive got (its source, tag and
 // size); it is the zero Status for other requests, before completion, and
@@ -169,6 +207,12 @@ func (r *Request) Cancel() error {
 	default:
 		return r.c.invalid(r.call.Kind, "Cancel takes a receive, not a %v request", r.call.Kind)
 	}
+	// The Pending is ours until we give it up, unless Wait or Test on
+	// another goroutine has handed it back already (it completed).
+	if !r.own.CompareAndSwap(ownFree, ownCancel) {
+		return nil
+	}
+	defer r.own.Store(ownFree)
 	if r.pending == nil {
 		return nil
 	}
@@ -185,6 +229,9 @@ func (r *Request) Cancel() error {
 // Cancelled reports whether Cancel withdrew the receive, once the request
 // has completed (MPI_Test_cancelled); false before.
 func (r *Request) Cancelled() bool {
+	if r.pending == released {
+		return r.cancelled
+	}
 	cp, ok := r.pending.(driver.Canceller)
 	return ok && r.fin && cp.Cancelled()
 }

@@ -24,6 +24,7 @@ func p2pMoreCases(big int) []Case {
 		{"p2p/mprobe-concurrent", mprobeConcurrentCase},
 		{"p2p/cancel", cancelCase},
 		{"p2p/cancel-racing-sends", cancelRaceCase},
+		{"p2p/cancel-beside-wait", cancelBesideWaitCase},
 		{"p2p/waitsome", waitSomeCase},
 		{"p2p/persistent", persistentCase},
 	}
@@ -650,6 +651,63 @@ func cancelRaceCase(ctx context.Context, c *collective.Comm) error {
 		x := []int32{-1}
 		if _, err := c.Recv(ctx, collective.Buf(x), left, 40); err != nil {
 			return err
+		}
+		seen[x[0]]++
+	}
+	for k, n := range seen {
+		if n != 1 {
+			return wrong("message %d received %d times", k, n)
+		}
+	}
+	if err := collective.WaitAll(ctx, sends...); err != nil {
+		return err
+	}
+	return c.Barrier(ctx)
+}
+
+// cancelBesideWaitCase: Cancel on another goroutine while this one waits,
+// round after round, as the left neighbour's messages arrive (the one
+// exception to a Request's single user). A receive completes either
+// cancelled, its buffer untouched, or with one message; every message
+// lands once, the ones cancelled receives left in the receives that
+// follow.
+func cancelBesideWaitCase(ctx context.Context, c *collective.Comm) error {
+	const rounds = 100
+	left, right := ring(c)
+	var sends []*collective.Request
+	seen := make([]int, rounds)
+	for k := range rounds {
+		sends = append(sends, c.ISend(collective.Buf([]int32{int32(k)}), right, 41))
+		got := []int32{-1}
+		r := c.IRecv(collective.Buf(got), left, 41)
+		cancelled := make(chan error, 1)
+		go func() { cancelled <- r.Cancel() }()
+		if err := r.Wait(ctx); err != nil {
+			return err
+		}
+		if err := <-cancelled; err != nil {
+			return err
+		}
+		switch {
+		case r.Cancelled() && got[0] != -1:
+			return wrong("round %d: cancelled receive holds %d", k, got[0])
+		case r.Cancelled():
+		case got[0] < 0 || got[0] >= rounds || r.Status().Bytes != 4:
+			return wrong("round %d: received %d, status %+v", k, got[0], r.Status())
+		default:
+			seen[got[0]]++
+		}
+	}
+	for k := range rounds {
+		if seen[k] > 0 {
+			continue
+		}
+		x := []int32{-1}
+		if _, err := c.Recv(ctx, collective.Buf(x), left, 41); err != nil {
+			return err
+		}
+		if x[0] < 0 || x[0] >= rounds {
+			return wrong("after the rounds: received %d", x[0])
 		}
 		seen[x[0]]++
 	}

@@ -72,3 +72,12 @@ type Canceller interface {
 	// withdrew it (MPI_Test_cancelled).
 	Cancelled() bool
 }
+
+// Releaser is implemented by a Pending the backend reuses: once the front
+// end has seen it complete and read what it needs from it (Cancelled), it
+// calls Release once, and no method of the Pending after that. A program
+// that posts a non-blocking receive in a loop then allocates only its
+// Request.
+type Releaser interface {
+	Release()
+}

@@ -192,8 +192,7 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 		err = x.wait(s)
 		putExec(x)
 		if err == nil && s.whole {
-			*s = slot{done: s.done, closed: s.closed}
-			slotPool.Put(s)
+			putSlot(s)
 		}
 		return c.result(err)
 	}

@@ -110,7 +110,8 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 			return p.landWhole(s, h)
 		}
 		p.mu.Lock()
-		env = &envelope{p: p, key: key, tag: int(h.Tag), dtype: driver.DType(h.DType), msgLen: int(h.MsgLen)}
+		env = envPool.Get().(*envelope)
+		*env = envelope{p: p, key: key, tag: int(h.Tag), dtype: driver.DType(h.DType), msgLen: int(h.MsgLen), frames: env.frames[:0]}
 		if !whole {
 			p.msgs[key] = env
 		}
@@ -193,11 +194,48 @@ func (p *peer) landWhole(s *slot, h *wire.Header) error {
 	return err
 }
 
-// slotPool holds the receives of blocking Recvs that landWhole completed:
-// nothing refers to such a slot once its waiter has seen it done, so Run
-// gives it back (a receive Start made is the caller's, and goes to no
-// pool), with its done channel if no one blocked on it.
+// slotPool holds point-to-point receives that completed and that nothing
+// refers to any more, with their done channels if no one blocked on them:
+// those of blocking Recvs that landWhole completed (Run gives them back),
+// and those of the I-forms, once the front end has seen them complete
+// (Release).
 var slotPool = sync.Pool{New: func() any { return new(slot) }}
+
+func putSlot(s *slot) {
+	*s = slot{done: s.done, closed: s.closed}
+	slotPool.Put(s)
+}
+
+// Release gives a completed receive of Start (IRecv, Message.IRecv, a
+// started RecvInit) back to the pool (driver.Releaser). Whoever completed
+// it did so holding its matcher's lock (Cancel, a failure) or its peer's
+// (the reader, bind), and may still be inside that section: taking both
+// locks once waits until it has let go of the slot. A receive that failed
+// is left to the collector: the envelope of a mismatched message still
+// refers to it while the message's last frames are read and dropped.
+func (s *slot) Release() {
+	if !s.p2p || !s.isDone() || s.err != nil {
+		return
+	}
+	m := s.c.m
+	m.mu.Lock()
+	m.mu.Unlock()
+	if p := s.p; p != nil {
+		p.mu.Lock()
+		p.mu.Unlock()
+	}
+	putSlot(s)
+}
+
+// envPool holds envelopes whose messages a receive took whole, with their
+// frame lists, so that a message that comes before its receive costs no
+// allocation once the program runs.
+var envPool = sync.Pool{New: func() any { return new(envelope) }}
+
+func putEnv(env *envelope) {
+	*env = envelope{frames: env.frames[:0]}
+	envPool.Put(env)
+}
 
 // landed counts a frame of n bytes in; p.mu is held.
 func (env *envelope) landed(n int, err error) {
@@ -274,7 +312,7 @@ func (env *envelope) bind(s *slot) *driver.Failure {
 		for _, fr := range env.frames {
 			p.ep.pool.put(fr.b)
 		}
-		env.frames = nil
+		env.frames = dropFrames(env.frames)
 		s.buf = nil // the rest is read and dropped
 		p.settle(s)
 		return f
@@ -284,13 +322,20 @@ func (env *envelope) bind(s *slot) *driver.Failure {
 		p.ep.pool.put(fr.b)
 		s.frames++
 	}
-	env.frames = nil
+	env.frames = dropFrames(env.frames)
 	s.got = env.got
 	p.settle(s)
 	if env.got >= env.msgLen && s.frames > 0 {
 		delete(p.msgs, env.key)
 	}
 	return nil
+}
+
+// dropFrames empties a frame list whose buffers went back to the pool,
+// keeping its array for the envelope's next use.
+func dropFrames(fs []earlyFrame) []earlyFrame {
+	clear(fs)
+	return fs[:0]
 }
 
 // commRank is the rank in c of world rank w.
@@ -325,7 +370,13 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 		m.unexp = append(m.unexp[:i], m.unexp[i+1:]...)
 		env.p.mu.Lock()
 		f := env.bind(s)
+		// Every frame landed (an empty message's one frame too, which a
+		// reader may still be reading): nothing refers to env any more.
+		whole := env.got >= env.msgLen && s.frames > 0
 		env.p.mu.Unlock()
+		if f == nil && whole {
+			putEnv(env)
+		}
 		if f != nil {
 			// Failing settles the posted receives of every matcher, this
 			// one's too: not under its lock.
