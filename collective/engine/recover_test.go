@@ -36,15 +36,25 @@ func recoverWorld(t testing.TB, n int, timeout time.Duration) []*conn {
 // kill makes c's rank die as a killed process does: it writes nothing
 // more, and its links close with no goodbye. (Closing an in-process link
 // alone is not enough: a write racing with the close may still go out.)
+// Every link breaks at once, under all the write locks: a link broken
+// before another would let the dying rank's failed write to one peer
+// tell the others that peer failed, which a killed process never does
+// (it made TestShrinkKillDuring exclude a live rank about once in 15).
 func kill(c *conn) {
 	ep := c.ep
 	ep.closing.Store(true) // its readers report nothing
+	var held []*peer
 	for _, p := range ep.peers {
 		if p != nil {
 			p.wmu.Lock()
-			p.broken = errors.New("killed")
-			p.wmu.Unlock()
+			held = append(held, p)
 		}
+	}
+	for _, p := range held {
+		p.broken = errors.New("killed")
+	}
+	for _, p := range held {
+		p.wmu.Unlock()
 	}
 	ep.tr.Close()
 }
