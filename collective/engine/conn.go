@@ -660,6 +660,7 @@ func (x *exec) wait(s *slot) error {
 		done = x.ctx.Done()
 	}
 	last := s.progress()
+	from.kick()
 	sdone := s.doneChan()
 	for {
 		select {
@@ -693,6 +694,7 @@ func (x *exec) waitAny(s *slot) error {
 	if x.ctx != nil {
 		done = x.ctx.Done()
 	}
+	x.c.ep.kick(driver.AnySource)
 	sdone := s.doneChan()
 	select {
 	case <-sdone:

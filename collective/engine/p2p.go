@@ -538,6 +538,7 @@ func (c *conn) probe(ctx context.Context, src, tag int, wait, take bool) (*envel
 			c.progress(w)
 			return nil, driver.Status{}, false, nil
 		}
+		c.ep.kick(w)
 		select {
 		case <-arrived:
 		case <-ctx.Done():
@@ -546,6 +547,22 @@ func (c *conn) probe(ctx context.Context, src, tag int, wait, take bool) (*envel
 		case <-time.After(pollSlice):
 			c.progress(w)
 		}
+	}
+}
+
+// kick tells the links of world rank w (or all) that a goroutine waits
+// for their frames without reading them (transport.Kicker).
+func (ep *endpoint) kick(w int) {
+	for _, p := range ep.peers {
+		if p != nil && (w == driver.AnySource || p.rank == w) {
+			p.kick()
+		}
+	}
+}
+
+func (p *peer) kick() {
+	if k, ok := p.link.(transport.Kicker); ok {
+		k.Kick()
 	}
 }
 

@@ -91,6 +91,15 @@ type Poller interface {
 	SetPollDeadline(t time.Time) error
 }
 
+// Kicker is implemented by links whose background reader leaves the
+// frames to the operations that read the link themselves while they keep
+// doing so (the shared-memory transport's quiet phase). Kick says that a
+// goroutine now waits for a frame of this link without reading it: the
+// background reader takes the frames again, at once.
+type Kicker interface {
+	Kick()
+}
+
 // Viewer is implemented by links that can show a payload where it already
 // is (a shared-memory ring, a read buffer), piece by piece, so that the
 // receiver can reduce it without storing the message first.

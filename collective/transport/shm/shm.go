@@ -8,7 +8,11 @@
 //
 // A waiting reader or writer spins first (the collective layer decides for
 // how long) and then sleeps on a futex in the segment, so a quiet rank does
-// not burn a core; the other side wakes it only when it sleeps.
+// not burn a core; the other side wakes it only when it sleeps. The
+// engine's background reader of the link stays off the futex while
+// operations keep reading the link themselves, looking every 1-8 ms
+// instead (WaitReadable), so that a rank that alternates computing and
+// exchanging with this peer has no thread woken on its core per message.
 //
 // The pair keeps the TCP connection it was set up over, and nothing more
 // goes on it: when the peer's process dies the kernel closes it, which is
@@ -113,8 +117,16 @@ type Link struct {
 	// tailSeen is the out ring's tail as the writer last read it: free
 	// space is at least what it implies, so the writer reads the reader's
 	// cache line only when that is not enough.
-	tailSeen   uint64
-	yield      bool // give the CPU away while spinning (Config.Yield)
+	tailSeen uint64
+	yield    bool // give the CPU away while spinning (Config.Yield)
+	// spins counts the token holder's spins (Spinning(true)); spinsSeen
+	// is the count the background reader last saw, and kick interrupts its
+	// quiet naps (WaitReadable).
+	spins      atomic.Uint64
+	spinsSeen  uint64
+	kicked     atomic.Bool // Kick: the quiet phase ends
+	kick       chan struct{}
+	napT       *time.Timer
 	peerGone   atomic.Bool
 	closeOnce  sync.Once
 	localClose atomic.Bool
@@ -128,6 +140,7 @@ var (
 	_ transport.Poller  = (*Link)(nil)
 	_ transport.Spinner = (*Link)(nil)
 	_ transport.Viewer  = (*Link)(nil)
+	_ transport.Kicker  = (*Link)(nil)
 )
 
 // Config sets up a pair.
@@ -212,7 +225,7 @@ func Open(ctx context.Context, cfg Config) (*Link, error) {
 	half := ctlSize / 2
 	r0 := newRing(mem[64:half], mem[ctlSize:ctlSize+rb])
 	r1 := newRing(mem[half:ctlSize], mem[ctlSize+rb:ctlSize+2*rb])
-	l := &Link{mem: mem, conn: cfg.Conn, yield: cfg.Yield}
+	l := &Link{mem: mem, conn: cfg.Conn, yield: cfg.Yield, kick: make(chan struct{}, 1)}
 	if cfg.Creator {
 		l.out, l.in = r0, r1
 	} else {
@@ -236,6 +249,7 @@ func (l *Link) watch() {
 }
 
 func (l *Link) wakeAll() {
+	l.wakeQuiet()
 	for _, r := range []*ring{l.in, l.out} {
 		atomic.AddUint32(r.dataSeq, 1)
 		atomic.AddUint32(r.spaceSeq, 1)
@@ -744,6 +758,7 @@ func (l *Link) Spinning(on bool) {
 	r := l.in
 	l.spinning = on
 	if on {
+		l.spins.Add(1)
 		if !l.linger.Swap(false) {
 			atomic.AddUint32(r.rSpin, 1)
 		}
@@ -768,16 +783,38 @@ func (l *Link) unlinger() {
 	}
 }
 
-// WaitReadable is the background reader's wait. For its first
-// millisecond it checks the ring from Go timers without counting as a
-// sleeper, so writers issue no wake-up: a frame arriving just before an
-// operation starts waiting for it is then taken by that operation (or by
-// this goroutine on the same thread), not by an OS thread woken for it.
-// Only a reader idle for longer sleeps on the futex.
+// WaitReadable is the background reader's wait. While operations keep
+// reading the link themselves (they spin on it: Spinning), it stays out of
+// their way: it looks at the ring once a slice (quietSlice, doubling up to
+// maxSlice while they go on), not as a sleeper, so that writers issue no
+// wake-up, and it leaves the frames there to the operations unless the
+// ring fills past a quarter. A rank that alternates compute and exchanges
+// with this peer then has no thread woken on its core for each message.
+// Once a slice passes with no spin, it waits as it did before operations
+// spun: for its first millisecond it checks the ring from Go timers,
+// without counting as a sleeper (a frame arriving just before an
+// operation starts waiting for it is then taken by that operation, not by
+// an OS thread woken for it); only a reader idle for longer sleeps on the
+// futex. Closing, the peer's end and an earlier deadline end a quiet nap
+// at once, and so does Kick, which also ends the quiet phase: a goroutine
+// waits for a frame of this link without reading it.
 func (l *Link) WaitReadable() error {
+	select {
+	case <-l.kick: // an old wake-up: what it was for is looked at below
+	default:
+	}
+	for slice := quietSlice; l.spins.Load() != l.spinsSeen && !l.kicked.Swap(false); slice = min(2*slice, maxSlice) {
+		l.spinsSeen = l.spins.Load()
+		if err := l.nap(slice); err != nil {
+			return err
+		}
+		if l.avail() >= uint64(len(l.in.data)/4) || l.gone() {
+			return nil
+		}
+	}
 	start := time.Now()
 	for backoff := 5 * time.Microsecond; time.Since(start) < lazyWait; backoff = min(2*backoff, 100*time.Microsecond) {
-		if l.avail() > 0 || l.peerGone.Load() || l.localClose.Load() || atomic.LoadUint32(l.in.closed) != 0 {
+		if l.avail() > 0 || l.gone() {
 			return nil
 		}
 		if d := l.deadline(&l.readDL); !d.IsZero() && !time.Now().Before(d) {
@@ -787,6 +824,58 @@ func (l *Link) WaitReadable() error {
 	}
 	return l.waitData(&l.readDL, false, false)
 }
+
+// gone reports whether either end of the link closed.
+func (l *Link) gone() bool {
+	return l.peerGone.Load() || l.localClose.Load() || atomic.LoadUint32(l.in.closed) != 0
+}
+
+// nap waits d, or until wakeQuiet, or until the read deadline passes
+// (then it returns os.ErrDeadlineExceeded).
+func (l *Link) nap(d time.Duration) error {
+	dl := l.deadline(&l.readDL)
+	if !dl.IsZero() {
+		left := time.Until(dl)
+		if left <= 0 {
+			return os.ErrDeadlineExceeded
+		}
+		d = min(d, left)
+	}
+	if l.napT == nil {
+		l.napT = time.NewTimer(d)
+	} else {
+		l.napT.Reset(d)
+	}
+	select {
+	case <-l.kick:
+		l.napT.Stop()
+	case <-l.napT.C:
+	}
+	return nil
+}
+
+// Kick ends the background reader's quiet phase (transport.Kicker).
+func (l *Link) Kick() {
+	l.kicked.Store(true)
+	l.wakeQuiet()
+}
+
+// wakeQuiet ends the background reader's quiet nap, if it naps.
+func (l *Link) wakeQuiet() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// quietSlice is the background reader's first look at a ring operations
+// read themselves, maxSlice its longest wait between looks (under the
+// engine's probe delay, 10 ms, so that a probe on a link that no operation
+// waits on is still answered before the next).
+const (
+	quietSlice = time.Millisecond
+	maxSlice   = 8 * time.Millisecond
+)
 
 // waitSpins is how many times a reader looks at the ring before sleeping
 // in the middle of a frame (a few microseconds, or as many sched_yields
@@ -812,6 +901,7 @@ func (l *Link) setDL(which *time.Time, t time.Time, ring *ring, seq func(*ring) 
 	*which = t
 	l.mu.Unlock()
 	if earlier {
+		l.wakeQuiet()
 		atomic.AddUint32(seq(ring), 1)
 		futex(seq(ring), futexWake, 1<<30, nil)
 	}

@@ -340,3 +340,107 @@ func TestSegmentPrefaulted(t *testing.T) {
 		t.Fatalf("writing a %d-byte ring through once took %d page faults", ring, f)
 	}
 }
+
+// TestQuietReader: while operations keep reading the link themselves (they
+// spin on it), the background reader's WaitReadable leaves small frames
+// in the ring and does not count as a sleeper, so that writers wake no
+// thread; it returns once a slice passes with no spin, when the ring
+// fills past a quarter, when Kick says a goroutine waits without reading,
+// and when the peer goes.
+func TestQuietReader(t *testing.T) {
+	a, b := pair(t, 64<<10)
+	spin := func() { b.Spinning(true); b.Spinning(false) }
+	frame := func(n int) {
+		if err := a.WriteFrame(&wire.Header{Kind: wire.KindData, MsgLen: uint64(n)}, make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait := func() (chan error, func()) {
+		errc := make(chan error, 1)
+		go func() { errc <- b.WaitReadable() }()
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() { // operations that spin on the link, one at a time
+			defer close(stopped)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				spin()
+				runtime.Gosched() // a sleep under a millisecond lasts one
+			}
+		}()
+		return errc, func() { close(stop); <-stopped }
+	}
+	returnsWithin := func(what string, errc chan error, d time.Duration) {
+		t.Helper()
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+		case <-time.After(d):
+			t.Fatalf("%s: WaitReadable did not return within %v", what, d)
+		}
+	}
+	drain := func() {
+		var h wire.Header
+		for {
+			ok, err := b.TryReadHeader(&h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return
+			}
+			b.ReadPayload(nil)
+		}
+	}
+
+	// Spinning operations: a small frame stays, and no reader sleeps.
+	spin()
+	errc, stop := wait()
+	frame(100)
+	time.Sleep(30 * time.Millisecond)
+	select {
+	case err := <-errc:
+		t.Fatalf("WaitReadable returned (%v) for a small frame while operations spun on the link", err)
+	default:
+	}
+	if n := atomic.LoadUint32(b.in.rSleep); n != 0 {
+		t.Errorf("%d readers sleep on the ring in the quiet phase, want none", n)
+	}
+	// A quarter of the ring: the writer must not block on the operations.
+	frame(16 << 10)
+	returnsWithin("a quarter of the ring", errc, time.Second)
+	stop()
+	drain()
+
+	// Kick: a goroutine waits for a frame without reading the link.
+	spin()
+	errc, stop = wait()
+	time.Sleep(5 * time.Millisecond)
+	frame(100)
+	b.Kick()
+	returnsWithin("Kick", errc, 100*time.Millisecond)
+	stop()
+	drain()
+
+	// Operations stop spinning: after a slice without spins, it waits as
+	// before, and a frame wakes it.
+	spin()
+	errc = make(chan error, 1)
+	go func() { errc <- b.WaitReadable() }()
+	time.Sleep(3 * maxSlice)
+	frame(100)
+	returnsWithin("no spin for a slice", errc, 100*time.Millisecond)
+	drain()
+
+	// The peer goes.
+	spin()
+	errc, stop = wait()
+	defer stop()
+	a.Close()
+	returnsWithin("peer closed", errc, 100*time.Millisecond)
+}
