@@ -185,13 +185,24 @@ func (s *slab) sweep(residual bool) float64 {
 
 // stencil sets each inner point of the row out (all but the first and
 // last) to the mean of its neighbours in the rows up, mid and dn, adding
-// in this order: ((up + down) + left) + right. (The rows are resliced to
-// one length so that the compiler drops the bounds checks.)
+// in this order: ((up + down) + left) + right. The loop is written for Go's
+// compiler, which neither unrolls nor vectorizes: the rows are resliced to
+// the inner points so that it drops the bounds checks, and the left and
+// centre values are carried from one point to the next in registers, so
+// that each point loads three values, as the C twin's compiled loop does.
+// This form is 1.18x faster than indexing mid[j-1] and mid[j+1], and 1.07x
+// the C loop's time (docs/BENCHMARKS.md).
 func stencil(out, up, mid, dn []float64) {
-	n := len(out)
-	up, mid, dn = up[:n], mid[:n], dn[:n]
-	for j := 1; j < n-1; j++ {
-		out[j] = (up[j] + dn[j] + mid[j-1] + mid[j+1]) * 0.25
+	n := len(out) - 2
+	if n < 1 {
+		return
+	}
+	o, u, d, right := out[1:n+1], up[1:n+1], dn[1:n+1], mid[2:n+2]
+	left, here := mid[0], mid[1]
+	for j := range o {
+		r := right[j]
+		o[j] = (u[j] + d[j] + left + r) * 0.25
+		left, here = here, r
 	}
 }
 
@@ -199,15 +210,21 @@ func stencil(out, up, mid, dn []float64) {
 // in column order, and returns it (one running sum over the rank's rows,
 // as the C twin adds them).
 func stencilResidual(sum float64, out, up, mid, dn []float64) float64 {
-	n := len(out)
-	up, mid, dn = up[:n], mid[:n], dn[:n]
-	for j := 1; j < n-1; j++ {
-		x := (up[j] + dn[j] + mid[j-1] + mid[j+1]) * 0.25
-		d := x - mid[j]
-		// The conversion keeps d*d rounded before the add: Go may
+	n := len(out) - 2
+	if n < 1 {
+		return sum
+	}
+	o, u, d, right := out[1:n+1], up[1:n+1], dn[1:n+1], mid[2:n+2]
+	left, here := mid[0], mid[1]
+	for j := range o {
+		r := right[j]
+		x := (u[j] + d[j] + left + r) * 0.25
+		c := x - here
+		// The conversion keeps c*c rounded before the add: Go may
 		// otherwise fuse them (FMA), and C would not.
-		sum += float64(d * d)
-		out[j] = x
+		sum += float64(c * c)
+		o[j] = x
+		left, here = here, r
 	}
 	return sum
 }
