@@ -641,16 +641,27 @@ func cancelRaceCase(ctx context.Context, c *collective.Comm) error {
 		}
 		seen[got[k][0]]++
 	}
-	left0 := 0
+	return takeLeft(ctx, c, left, 40, seen, sends)
+}
+
+// takeLeft ends a case of cancelled receives: it receives from left the
+// messages they left (one for each not seen yet), checks that every
+// message landed once, waits for the case's sends and meets the others
+// at a barrier.
+func takeLeft(ctx context.Context, c *collective.Comm, left, tag int, seen []int, sends []*collective.Request) error {
+	missing := 0
 	for _, n := range seen {
 		if n == 0 {
-			left0++
+			missing++
 		}
 	}
-	for range left0 {
+	for range missing {
 		x := []int32{-1}
-		if _, err := c.Recv(ctx, collective.Buf(x), left, 40); err != nil {
+		if _, err := c.Recv(ctx, collective.Buf(x), left, tag); err != nil {
 			return err
+		}
+		if x[0] < 0 || int(x[0]) >= len(seen) {
+			return wrong("a receive after the cancelled ones got %d", x[0])
 		}
 		seen[x[0]]++
 	}
@@ -698,26 +709,5 @@ func cancelBesideWaitCase(ctx context.Context, c *collective.Comm) error {
 			seen[got[0]]++
 		}
 	}
-	for k := range rounds {
-		if seen[k] > 0 {
-			continue
-		}
-		x := []int32{-1}
-		if _, err := c.Recv(ctx, collective.Buf(x), left, 41); err != nil {
-			return err
-		}
-		if x[0] < 0 || x[0] >= rounds {
-			return wrong("after the rounds: received %d", x[0])
-		}
-		seen[x[0]]++
-	}
-	for k, n := range seen {
-		if n != 1 {
-			return wrong("message %d received %d times", k, n)
-		}
-	}
-	if err := collective.WaitAll(ctx, sends...); err != nil {
-		return err
-	}
-	return c.Barrier(ctx)
+	return takeLeft(ctx, c, left, 41, seen, sends)
 }
