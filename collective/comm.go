@@ -227,9 +227,13 @@ func (c *Comm) newRequest(blocking bool) *Request {
 		r = c.spare.Swap(nil)
 	}
 	if r == nil {
-		r = &Request{}
+		cr := new(collRequest)
+		r = &cr.r
+		r.call = &cr.call
 	} else {
-		*r = Request{}
+		call := r.call
+		*call = driver.Call{}
+		*r = Request{call: call}
 	}
 	r.c, r.pooled = c, blocking
 	return r
@@ -241,7 +245,9 @@ func (c *Comm) newRequest(blocking bool) *Request {
 // goroutine of the communicator.
 func (c *Comm) issue(ctx context.Context, r *Request, blocking bool) *Request {
 	if c.nic != nil {
-		r.until = c.nic.reserve(c.nic.wire(c, &r.call))
+		if t := c.nic.reserve(c.nic.wire(c, r.call)); !t.IsZero() {
+			r.until = t.UnixNano()
+		}
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -250,7 +256,7 @@ func (c *Comm) issue(ctx context.Context, r *Request, blocking bool) *Request {
 		if err == nil {
 			err = ErrClosed
 		}
-		r.finish(c.opError(r.call.Kind, err))
+		r.finish(c.opError(r.kind, err))
 		return r
 	}
 	if blocking && !c.running {
@@ -294,19 +300,19 @@ func (c *Comm) drain() {
 
 func (c *Comm) execute(ctx context.Context, r *Request) {
 	if err := c.dom.failure(); err != nil {
-		r.finish(c.opError(r.call.Kind, err))
+		r.finish(c.opError(r.kind, err))
 		return
 	}
 	var err error
 	if r.call.OnDevice {
-		err = c.runDevice(ctx, &r.call)
+		err = c.runDevice(ctx, r.call)
 	} else {
-		err = c.conn.Run(ctx, &r.call)
+		err = c.conn.Run(ctx, r.call)
 	}
 	if err == nil && r.after != nil {
 		err = r.after(ctx)
 	}
-	r.finish(c.result(r.call.Kind, err))
+	r.finish(c.result(r.kind, err))
 }
 
 // done is a request that failed before it was issued.
@@ -663,7 +669,9 @@ func barrier(a *driver.Call) error {
 // blocking issues the collective that fill describes and waits for it.
 func (c *Comm) blocking(ctx context.Context, fill func(*driver.Call) error) error {
 	r := c.newRequest(true)
-	if err := fill(&r.call); err != nil {
+	err := fill(r.call)
+	r.kind = r.call.Kind
+	if err != nil {
 		c.spare.Store(r)
 		return err
 	}
@@ -673,7 +681,9 @@ func (c *Comm) blocking(ctx context.Context, fill func(*driver.Call) error) erro
 // nonBlocking issues the collective that fill describes.
 func (c *Comm) nonBlocking(fill func(*driver.Call) error) *Request {
 	r := c.newRequest(false)
-	if err := fill(&r.call); err != nil {
+	err := fill(r.call)
+	r.kind = r.call.Kind
+	if err != nil {
 		r.finish(err)
 		return r
 	}
@@ -703,7 +713,8 @@ func (c *Comm) split(ctx context.Context, color, key int, made func(context.Cont
 	mine := []int64{int64(color), int64(key)}
 	all := make([]int64, 2*c.size)
 	r := c.newRequest(false)
-	r.call = driver.Call{Kind: driver.Split, DType: Int64, Send: Buf(mine).b, Recv: Buf(all).b, Count: 2}
+	*r.call = driver.Call{Kind: driver.Split, DType: Int64, Send: Buf(mine).b, Recv: Buf(all).b, Count: 2}
+	r.kind = driver.Split
 	var sub driver.Conn
 	var subDev *devState
 	var members []int

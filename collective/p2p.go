@@ -194,7 +194,7 @@ func (c *Comm) initP2P(k driver.Kind, buf Buffer, peer, tag int) (*Request, erro
 			return nil, err
 		}
 	}
-	return &Request{c: c, call: driver.Call{Kind: k}, persist: &persistent{kind: k, buf: buf, peer: peer, tag: tag}}, nil
+	return &Request{c: c, kind: k, persist: &persistent{kind: k, buf: buf, peer: peer, tag: tag}}, nil
 }
 
 // Start starts a persistent request (MPI_Start): its send or receive is
@@ -204,7 +204,7 @@ func (c *Comm) initP2P(k driver.Kind, buf Buffer, peer, tag int) (*Request, erro
 func (r *Request) Start() error {
 	p := r.persist
 	if p == nil {
-		return r.c.invalid(r.call.Kind, "Start takes a request of SendInit or RecvInit")
+		return r.c.invalid(r.kind, "Start takes a request of SendInit or RecvInit")
 	}
 	if p.active {
 		return r.c.invalid(p.kind, "the persistent request (peer %d, tag %d) was started and has not completed: Wait or Test it first", p.peer, p.tag)
@@ -234,21 +234,24 @@ func StartAll(reqs ...*Request) error {
 // with the call, or has completed with its error. It returns the error of
 // the checks or of start.
 func (c *Comm) post(r *Request, k driver.Kind, buf Buffer, peer, tag int, start func(*driver.Call) (driver.Pending, error)) error {
-	ok, finish, err := c.p2p(&r.call, k, buf, peer, tag)
+	a := getCall()
+	ok, finish, err := c.p2p(a, k, buf, peer, tag)
 	if !ok {
+		putCall(a)
 		r.finish(err)
 		if err == nil {
-			r.call.Kind, r.call.Status = k, nullStatus
+			r.kind, r.status = k, nullStatus
 		}
 		return err
 	}
-	p, err := start(&r.call)
+	r.kind = k
+	p, err := start(a)
 	if err != nil {
 		err = c.result(k, err)
 		r.finish(err)
 		return err
 	}
-	r.pending, r.finishP2P = p, finish
+	r.call, r.pending, r.finishP2P = a, p, finish
 	return nil
 }
 

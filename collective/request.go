@@ -12,24 +12,36 @@ import (
 
 // Request is a non-blocking operation in flight, returned by the I-forms.
 // A Request is used by one goroutine at a time.
+//
+// A Request is small (128 bytes): a collective's call lives beside it,
+// allocated with it; a point-to-point call comes from a pool and goes back
+// once the request completes, with the backend's Pending, so that a loop
+// of non-blocking sends and receives allocates only its Requests.
 type Request struct {
 	c         *Comm
-	call      driver.Call
+	call      *driver.Call // a collective's own; a point-to-point call's until it completes, nil after
+	kind      driver.Kind  // the call's, kept after it goes
+	fin       bool         // a pending call's result is in err
+	pooled    bool         // a blocking call's request: recycled by wait
+	cancelled bool         // what the released Pending's Cancelled said
+	// A point-to-point call and its Pending go back to their pools once
+	// the completion is seen (complete), unless a Cancel runs beside: own
+	// says which of the two has them (ownFree, ownCancel, ownReleased).
+	own       atomic.Int32
+	status    Status                      // a completed receive's
 	pending   driver.Pending              // Send and Recv: the backend's posted call
 	finishP2P func() error                // a staged receive on device memory: the copy back
 	after     func(context.Context) error // run after call, in order (Split)
 	done      chan struct{}               // closed by finish; nil for a call finished on the caller's goroutine
-	fin       bool                        // a pending call's result is in err
 	err       error
-	until     time.Time // the emulated link carries the bytes until then
-	pooled    bool      // a blocking call's request: recycled by wait
+	until     int64 // Unix ns: the emulated link carries the bytes until then; 0 without emulation
 	persist   *persistent
+}
 
-	// A receive's Pending goes back to its backend once its completion is
-	// seen (release), unless a Cancel runs beside: own says which of the
-	// two has the Pending (ownFree, ownCancel, ownReleased).
-	own       atomic.Int32
-	cancelled bool // what the released Pending's Cancelled said
+// collRequest is a collective's request with its call, in one allocation.
+type collRequest struct {
+	r    Request
+	call driver.Call
 }
 
 const (
@@ -71,9 +83,8 @@ func (r *Request) Wait(ctx context.Context) error {
 func (r *Request) waitDone(ctx context.Context) error {
 	if r.pending != nil {
 		if !r.fin {
-			r.err, r.fin = r.c.result(r.call.Kind, r.pending.Wait(ctx)), true
-			r.copyBack()
-			r.release()
+			r.err, r.fin = r.c.result(r.kind, r.pending.Wait(ctx)), true
+			r.complete()
 		}
 		return r.err
 	}
@@ -84,12 +95,12 @@ func (r *Request) waitDone(ctx context.Context) error {
 			select {
 			case <-r.done:
 			case <-ctx.Done():
-				r.c.abortCtx(ctx, r.call.Kind)
+				r.c.abortCtx(ctx, r.kind)
 				if r.c.uninterruptible {
 					select {
 					case <-r.done:
 					default:
-						return r.c.opError(r.call.Kind, r.c.dom.failure())
+						return r.c.opError(r.kind, r.c.dom.failure())
 					}
 				} else {
 					<-r.done
@@ -100,7 +111,10 @@ func (r *Request) waitDone(ctx context.Context) error {
 	if r.err != nil {
 		return r.err
 	}
-	return sleepUntil(ctx, r.until)
+	if r.until == 0 {
+		return nil
+	}
+	return sleepUntil(ctx, time.Unix(0, r.until))
 }
 
 // Test reports whether the operation has completed, and its error if it
@@ -123,9 +137,8 @@ func (r *Request) test() (bool, error) {
 			if !done {
 				return false, nil
 			}
-			r.err, r.fin = r.c.result(r.call.Kind, err), true
-			r.copyBack()
-			r.release()
+			r.err, r.fin = r.c.result(r.kind, err), true
+			r.complete()
 		}
 		return true, r.err
 	}
@@ -136,7 +149,7 @@ func (r *Request) test() (bool, error) {
 			return false, nil
 		}
 	}
-	if r.err == nil && !r.until.IsZero() && time.Now().Before(r.until) {
+	if r.err == nil && r.until != 0 && time.Now().UnixNano() < r.until {
 		return false, nil
 	}
 	return true, r.err
@@ -146,24 +159,33 @@ func (r *Request) test() (bool, error) {
 func (r *Request) copyBack() {
 	if r.err == nil && r.finishP2P != nil && !r.Cancelled() {
 		if err := r.finishP2P(); err != nil {
-			r.err = r.c.result(r.call.Kind, r.c.deviceFailure(r.call.Kind, err))
+			r.err = r.c.result(r.kind, r.c.deviceFailure(r.kind, err))
 		}
 	}
 }
 
-// release hands a completed Pending back to its backend, where it can be
-// reused (driver.Releaser), after noting whether Cancel withdrew it. A
-// Cancel running beside keeps it: the collector takes it then.
-func (r *Request) release() {
-	rel, ok := r.pending.(driver.Releaser)
-	if !ok || !r.own.CompareAndSwap(ownFree, ownReleased) {
+// complete ends a point-to-point request whose call has completed: the
+// copy back of a staged receive, the status kept, and the call and the
+// backend's Pending (driver.Releaser) handed back for reuse, after noting
+// whether Cancel withdrew it. A Cancel running beside keeps them: the
+// collector takes them then.
+func (r *Request) complete() {
+	r.copyBack()
+	if r.kind == driver.Recv {
+		r.status = r.call.Status
+	}
+	if !r.own.CompareAndSwap(ownFree, ownReleased) {
 		return
 	}
 	if cp, ok := r.pending.(driver.Canceller); ok {
 		r.cancelled = cp.Cancelled()
 	}
+	if rel, ok := r.pending.(driver.Releaser); ok {
+		rel.Release()
+	}
 	r.pending = released
-	rel.Release()
+	putCall(r.call)
+	r.call = nil
 }
 
 // released stands for a Pending given back: the request completed.
@@ -178,13 +200,13 @@ func (donePending) Test() (bool, error)        { return true, nil }
 // size); it is the zero Status for other requests, before completion, and
 // for a receive Cancel withdrew.
 func (r *Request) Status() Status {
-	if r.call.Kind != driver.Recv {
+	if r.kind != driver.Recv {
 		return Status{}
 	}
 	if done, _ := r.test(); !done || r.Cancelled() {
 		return Status{}
 	}
-	return r.call.Status
+	return r.status
 }
 
 // Cancel withdraws a posted receive (from IRecv, Message.IRecv or a
@@ -200,12 +222,12 @@ func (r *Request) Status() Status {
 // be withdrawn (MPI-4 deprecates cancelling sends): Cancel returns an
 // error wrapping ErrInvalid for them.
 func (r *Request) Cancel() error {
-	switch r.call.Kind {
+	switch r.kind {
 	case driver.Recv:
 	case 0: // failed before it was described
 		return nil
 	default:
-		return r.c.invalid(r.call.Kind, "Cancel takes a receive, not a %v request", r.call.Kind)
+		return r.c.invalid(r.kind, "Cancel takes a receive, not a %v request", r.kind)
 	}
 	// The Pending is ours until we give it up, unless Wait or Test on
 	// another goroutine has handed it back already (it completed).
@@ -241,9 +263,7 @@ func (r *Request) Cancelled() bool {
 func (r *Request) wait(ctx context.Context) error {
 	err := r.Wait(ctx)
 	if r.pooled {
-		c := r.c
-		*r = Request{}
-		c.spare.Store(r)
+		r.c.spare.Store(r)
 	}
 	return err
 }
