@@ -107,6 +107,7 @@ type peer struct {
 	posted map[matchKey]*slot
 	unexp  map[matchKey]*early
 	msgs   map[msgKey]*envelope // point-to-point messages arriving, of more than one frame
+	envs   []*envelope          // envelopes a receive emptied, for the next early messages
 	m      *matcher             // the matcher of communicator mID, the last one a message came for
 	mID    uint64
 	gone   error                // the peer said goodbye or its link broke; guarded by mu

@@ -48,7 +48,16 @@ type matcher struct {
 	mu      sync.Mutex
 	posted  []*slot       // receives in posting order
 	unexp   []*envelope   // messages in arrival order
-	arrived chan struct{} // closed and replaced when a message is left unmatched
+	arrived chan struct{} // made by a waiting probe, closed (and dropped) when a message is left unmatched
+}
+
+// wakeProbes wakes the probes that wait for a message; m.mu is held. A
+// message left unmatched while none waits costs no channel.
+func (m *matcher) wakeProbes() {
+	if m.arrived != nil {
+		close(m.arrived)
+		m.arrived = nil
+	}
 }
 
 // matcherFor returns the matcher of communicator id, making it.
@@ -57,7 +66,7 @@ func (ep *endpoint) matcherFor(id uint64) *matcher {
 	defer ep.mu.Unlock()
 	m := ep.matchers[id]
 	if m == nil {
-		m = &matcher{arrived: make(chan struct{})}
+		m = &matcher{}
 		ep.matchers[id] = m
 	}
 	return m
@@ -110,7 +119,7 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 			return p.landWhole(s, h)
 		}
 		p.mu.Lock()
-		env = envPool.Get().(*envelope)
+		env = p.newEnv()
 		*env = envelope{p: p, key: key, tag: int(h.Tag), dtype: driver.DType(h.DType), msgLen: int(h.MsgLen), frames: env.frames[:0]}
 		if !whole {
 			p.msgs[key] = env
@@ -120,8 +129,7 @@ func (p *peer) deliverP2P(h *wire.Header) error {
 			bad = env.bind(s)
 		} else {
 			m.unexp = append(m.unexp, env)
-			close(m.arrived)
-			m.arrived = make(chan struct{})
+			m.wakeProbes()
 		}
 		m.mu.Unlock()
 		if bad != nil {
@@ -227,14 +235,29 @@ func (s *slot) Release() {
 	putSlot(s)
 }
 
-// envPool holds envelopes whose messages a receive took whole, with their
-// frame lists, so that a message that comes before its receive costs no
-// allocation once the program runs.
-var envPool = sync.Pool{New: func() any { return new(envelope) }}
+// The peer keeps a few envelopes whose messages a receive took whole,
+// with their frame lists, so that a message that comes before its receive
+// costs no allocation once the program runs. (A sync.Pool would miss: the
+// reader takes envelopes on its goroutine and the receiver gives them
+// back on another, and a pool's per-P slot is not shared.) p.mu is held.
+func (p *peer) newEnv() *envelope {
+	if n := len(p.envs); n > 0 {
+		env := p.envs[n-1]
+		p.envs[n-1] = nil
+		p.envs = p.envs[:n-1]
+		return env
+	}
+	return new(envelope)
+}
 
-func putEnv(env *envelope) {
-	*env = envelope{frames: env.frames[:0]}
-	envPool.Put(env)
+// spareEnvs is how many emptied envelopes a peer keeps.
+const spareEnvs = 16
+
+func (p *peer) freeEnv(env *envelope) {
+	if len(p.envs) < spareEnvs {
+		*env = envelope{frames: env.frames[:0]}
+		p.envs = append(p.envs, env)
+	}
 }
 
 // landed counts a frame of n bytes in; p.mu is held.
@@ -368,15 +391,15 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 			continue
 		}
 		m.unexp = append(m.unexp[:i], m.unexp[i+1:]...)
-		env.p.mu.Lock()
+		p := env.p
+		p.mu.Lock()
 		f := env.bind(s)
 		// Every frame landed (an empty message's one frame too, which a
 		// reader may still be reading): nothing refers to env any more.
-		whole := env.got >= env.msgLen && s.frames > 0
-		env.p.mu.Unlock()
-		if f == nil && whole {
-			putEnv(env)
+		if f == nil && env.got >= env.msgLen && s.frames > 0 {
+			p.freeEnv(env)
 		}
+		p.mu.Unlock()
 		if f != nil {
 			// Failing settles the posted receives of every matcher, this
 			// one's too: not under its lock.
@@ -485,8 +508,7 @@ func (ep *endpoint) failPosted(from int, why *driver.Failure) {
 			s.finish()
 		}
 		m.posted = kept
-		close(m.arrived) // wake the probes, which look at the failure
-		m.arrived = make(chan struct{})
+		m.wakeProbes() // they look at the failure
 		m.mu.Unlock()
 	}
 }
@@ -532,12 +554,16 @@ func (c *conn) probe(ctx context.Context, src, tag int, wait, take bool) (*envel
 				return env, driver.Status{Source: c.commRank(env.p.rank), Tag: env.tag, Bytes: env.msgLen}, true, nil
 			}
 		}
-		arrived := m.arrived
-		m.mu.Unlock()
 		if !wait {
+			m.mu.Unlock()
 			c.progress(w)
 			return nil, driver.Status{}, false, nil
 		}
+		if m.arrived == nil {
+			m.arrived = make(chan struct{})
+		}
+		arrived := m.arrived
+		m.mu.Unlock()
 		c.ep.kick(w)
 		select {
 		case <-arrived:
