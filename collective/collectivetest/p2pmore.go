@@ -421,12 +421,7 @@ func cancelCase(ctx context.Context, c *collective.Comm) error {
 	}
 	// Cancelled by another goroutine while this one waits.
 	r = c.IRecv(collective.Buf(got), left, 15)
-	cancelled := make(chan error, 1)
-	go func() { cancelled <- r.Cancel() }()
-	if err := r.Wait(ctx); err != nil {
-		return err
-	}
-	if err := <-cancelled; err != nil {
+	if err := cancelWhileWaiting(ctx, r); err != nil {
 		return err
 	}
 	if !r.Cancelled() {
@@ -644,6 +639,18 @@ func cancelRaceCase(ctx context.Context, c *collective.Comm) error {
 	return takeLeft(ctx, c, left, 40, seen, sends)
 }
 
+// cancelWhileWaiting cancels r on another goroutine while this one waits
+// for it, and returns the first error of the two.
+func cancelWhileWaiting(ctx context.Context, r *collective.Request) error {
+	cancelled := make(chan error, 1)
+	go func() { cancelled <- r.Cancel() }()
+	err := r.Wait(ctx)
+	if cerr := <-cancelled; err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // takeLeft ends a case of cancelled receives: it receives from left the
 // messages they left (one for each not seen yet), checks that every
 // message landed once, waits for the case's sends and meets the others
@@ -691,12 +698,7 @@ func cancelBesideWaitCase(ctx context.Context, c *collective.Comm) error {
 		sends = append(sends, c.ISend(collective.Buf([]int32{int32(k)}), right, 41))
 		got := []int32{-1}
 		r := c.IRecv(collective.Buf(got), left, 41)
-		cancelled := make(chan error, 1)
-		go func() { cancelled <- r.Cancel() }()
-		if err := r.Wait(ctx); err != nil {
-			return err
-		}
-		if err := <-cancelled; err != nil {
+		if err := cancelWhileWaiting(ctx, r); err != nil {
 			return err
 		}
 		switch {
