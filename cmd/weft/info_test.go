@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,32 +16,14 @@ import (
 // and the backend. The binary is built with -tags mpi where Open MPI's
 // headers are installed, so that both backends run.
 func TestInfoBackends(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Skip("mpirun not found: install openmpi-bin (scripts/deps.sh does)")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to build weft")
-	}
-	backends := []string{"tcp"}
-	args := []string{"build", "-o", filepath.Join(t.TempDir(), "weft")}
-	if exec.Command("pkg-config", "--exists", "ompi-c").Run() == nil {
-		backends = append(backends, "mpi")
-		args = append(args, "-tags", "mpi")
-	}
-	bin := args[2]
+	mpitest.Mpirun(t) // before the build: no mpirun, no test
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, gobin, append(args, ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	bin, backends := mpitest.BuildExample(ctx, t, "weft")
 	host, _ := os.Hostname()
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			cmd := exec.CommandContext(ctx, mpirun, "-np", "2", "-x", "WEFT_BACKEND="+b, bin, "info")
-			cmd.Env = mpitest.Env()
-			out, err := cmd.CombinedOutput()
+			out, err := mpitest.Example(ctx, t, 2, b, bin, "info").CombinedOutput()
 			if err != nil {
 				t.Fatalf("mpirun weft info: %v\n%s", err, out)
 			}

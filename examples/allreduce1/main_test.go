@@ -36,13 +36,10 @@ func TestAllreduce1Ranks(t *testing.T) {
 		}
 	}
 	t.Run("alone", func(t *testing.T) { check(t, "1", exec.CommandContext(ctx, bin, flags...)) })
-	mpirun := mpitest.Mpirun(t)
 	for _, b := range backends {
-		for _, np := range []string{"2", "3"} {
-			t.Run(b+"/"+np, func(t *testing.T) {
-				cmd := exec.CommandContext(ctx, mpirun, append([]string{"-np", np, "-x", "WEFT_BACKEND=" + b, bin}, flags...)...)
-				cmd.Env = mpitest.Env()
-				check(t, np, cmd)
+		for _, np := range []int{2, 3} {
+			t.Run(b+"/"+strconv.Itoa(np), func(t *testing.T) {
+				check(t, strconv.Itoa(np), mpitest.Example(ctx, t, np, b, bin, flags...))
 			})
 		}
 	}

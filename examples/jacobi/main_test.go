@@ -73,7 +73,7 @@ func TestJacobiRanks(t *testing.T) {
 	}
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			same(t, "weft "+b, exec.CommandContext(ctx, mpirun, append([]string{"-np", "2", "-x", "WEFT_BACKEND=" + b, bin}, flags...)...))
+			same(t, "weft "+b, mpitest.Example(ctx, t, 2, b, bin, flags...))
 		})
 	}
 	t.Run("C", func(t *testing.T) {

@@ -24,12 +24,9 @@ func TestPingpongRanks(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, bin, "-iters", "5").CombinedOutput(); err == nil || !strings.Contains(string(out), "needs 2 ranks") {
 		t.Errorf("alone: %v, want an error that it needs 2 ranks:\n%s", err, out)
 	}
-	mpirun := mpitest.Mpirun(t)
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			cmd := exec.CommandContext(ctx, mpirun, "-np", "2", "-x", "WEFT_BACKEND="+b, bin, "-min", "8", "-max", "1K", "-iters", "20", "-warmup", "3")
-			cmd.Env = mpitest.Env()
-			out, err := cmd.CombinedOutput()
+			out, err := mpitest.Example(ctx, t, 2, b, bin, "-min", "8", "-max", "1K", "-iters", "20", "-warmup", "3").CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}

@@ -27,13 +27,11 @@ func TestWaitcostRanks(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, bin, flags...).CombinedOutput(); err == nil || !strings.Contains(string(out), "needs 2 ranks") {
 		t.Errorf("alone: %v, want an error that it needs 2 ranks:\n%s", err, out)
 	}
-	mpirun := mpitest.Mpirun(t)
 	for _, b := range backends {
-		for _, np := range []string{"2", "3"} {
+		for _, n := range []int{2, 3} {
+			np := strconv.Itoa(n)
 			t.Run(b+"/"+np, func(t *testing.T) {
-				cmd := exec.CommandContext(ctx, mpirun, append([]string{"-np", np, "-x", "WEFT_BACKEND=" + b, bin}, flags...)...)
-				cmd.Env = mpitest.Env()
-				out, err := cmd.CombinedOutput()
+				out, err := mpitest.Example(ctx, t, n, b, bin, flags...).CombinedOutput()
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}

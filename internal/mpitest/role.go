@@ -31,6 +31,16 @@ func Main(m *testing.M, rank func(role string) int) int {
 	return m.Run()
 }
 
+// Example is mpirun -np np running the program bin (BuildExample's, or
+// another) with args on the backend given (WEFT_BACKEND), in Env's
+// environment. It skips the test when there is no mpirun (Mpirun).
+func Example(ctx context.Context, t testing.TB, np int, backend, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, Mpirun(t), append([]string{"-np", strconv.Itoa(np), "-x", "WEFT_BACKEND=" + backend, bin}, args...)...)
+	cmd.Env = Env()
+	return cmd
+}
+
 // Command is mpirun -np np running this test binary as ranks that play
 // role, with vars (NAME=value) passed to every rank with -x, in Env's
 // environment. It skips the test when there is no mpirun (Mpirun).
