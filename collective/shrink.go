@@ -76,9 +76,11 @@ func (c *Comm) Shrink(ctx context.Context) (*Comm, error) {
 // FailedRanks is the ranks of c this rank knows have failed, in
 // increasing order (ULFM's MPIX_Comm_failure_get_acked, without the
 // acknowledgement): those whose connection broke, closed or fell silent,
-// and the rank the communicator's failure blames for dying or falling
-// silent. It is local and may differ between ranks; Agree and Shrink
-// give the set they agree on. The mpi backend knows of none.
+// those an Agree or Shrink on c decided failed, and the rank the
+// communicator's failure blames for dying or falling silent. It is local
+// and may differ between ranks until they agree: Agree and Shrink give
+// the set they agree on, and from then on it holds that set. The mpi
+// backend knows of none.
 func (c *Comm) FailedRanks() []int {
 	if s, ok := c.conn.(driver.Shrinker); ok {
 		return s.Failed()

@@ -126,6 +126,7 @@ type conn struct {
 
 	recMu  sync.Mutex
 	recSeq uint64 // Agree and Shrink calls made: the next one's number (recover.go)
+	agreed []byte // the ranks of c an Agree or Shrink decided failed, as a bit set
 
 	groupMu sync.Mutex
 	groups  map[string]uint64 // CreateGroups made on this conn, by members and tag (group.go)

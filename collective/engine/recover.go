@@ -178,12 +178,17 @@ func bitList(s []byte, n int) []int {
 }
 
 // Failed is the ranks of c this rank knows have failed: those whose link
-// went down here, and the rank the endpoint's failure blames for dying or
-// falling silent.
+// went down here, those an Agree or Shrink on c decided failed, and the
+// rank the endpoint's failure blames for dying or falling silent.
 func (c *conn) Failed() []int {
 	c.ep.rec.mu.Lock()
 	s := c.suspects()
 	c.ep.rec.mu.Unlock()
+	c.recMu.Lock()
+	for i, b := range c.agreed {
+		s[i] |= b
+	}
+	c.recMu.Unlock()
 	if f := c.ep.failure(); f != nil && (f.Kind == driver.ErrPeerLost || f.Kind == driver.ErrTimeout) {
 		if i := slices.Index(c.world, f.Culprit); i >= 0 && f.Culprit != c.ep.rank {
 			setBit(s, i)
@@ -231,6 +236,14 @@ func (c *conn) agree(ctx context.Context, flag uint64) (uint64, uint64, []byte, 
 				delete(rec.agrees, agreeKey{c.id, inst - 1})
 			}
 			rec.mu.Unlock()
+			c.recMu.Lock()
+			if c.agreed == nil {
+				c.agreed = make([]byte, (c.size+7)/8)
+			}
+			for i := range min(len(set), len(c.agreed)) {
+				c.agreed[i] |= set[i]
+			}
+			c.recMu.Unlock()
 			if hasBit(set, c.rank) {
 				return inst, 0, nil, &driver.Failure{Kind: driver.ErrPeerLost, Culprit: ep.rank, Origin: ep.rank,
 					Msg: fmt.Sprintf("the other ranks agreed that rank %d failed (its links broke or it fell silent): it is not among the survivors", ep.rank)}
