@@ -102,7 +102,8 @@ func (c *conn) topo() *topology {
 // as sub's next operation.
 func (x *exec) nested(sub *conn, a *driver.Call) error {
 	alg := sub.ep.pick(a.Kind, sub, a)
-	d := callDesc(a)
+	var d desc
+	d.setCall(a)
 	d.algo = alg.id
 	d.outer = outerSig(x.d)
 	return sub.execute(x.ctx, d, alg, a)

@@ -209,6 +209,7 @@ func (p *peer) landWhole(s *slot, h *wire.Header) error {
 // (Release).
 var slotPool = sync.Pool{New: func() any { return new(slot) }}
 
+// putSlot gives s back zeroed but for its channel, which recvSlot relies on.
 func putSlot(s *slot) {
 	*s = slot{done: s.done, closed: s.closed}
 	slotPool.Put(s)
@@ -423,13 +424,15 @@ func (c *conn) postRecv(a *driver.Call) (*slot, error) {
 
 // recvSlot is the receive a from world rank src (or AnySource).
 func (c *conn) recvSlot(a *driver.Call, src int) *slot {
+	// A slot from the pool is zero but for its channel (putSlot), so
+	// only the fields a receive sets are written.
 	s := slotPool.Get().(*slot)
-	done := s.done // a pooled slot's, when no waiter blocked on it
-	if done == nil || s.closed {
-		done = make(chan struct{})
+	if s.done == nil || s.closed {
+		s.done, s.closed = make(chan struct{}), false
 	}
-	*s = slot{c: c, p2p: true, src: src, tag: a.Tag, d: p2pDesc(a), buf: a.Recv, vec: a.Vector, want: -1, status: &a.Status,
-		key: matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}, done: done}
+	s.c, s.p2p, s.src, s.tag, s.buf, s.vec, s.want, s.status = c, true, src, a.Tag, a.Recv, a.Vector, -1, &a.Status
+	s.d.setP2P(a)
+	s.key = matchKey{comm: c.id, p2p: true, seq: c.ep.recvKey.Add(1)}
 	if src >= 0 {
 		s.p = c.ep.peerOf(src)
 		s.from = s.p

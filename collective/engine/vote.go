@@ -181,7 +181,8 @@ func (ep *endpoint) countVote(from int, h *wire.Header, msg []byte) {
 // failed, if it is the operation voted on (the rank had not started it
 // when the vote opened).
 func (ep *endpoint) lateVote(c *conn, a *driver.Call) {
-	d := callDesc(a)
+	var d desc
+	d.setCall(a)
 	d.algo = ep.pick(a.Kind, c, a).id
 	ep.voteLate(c.id, c.seq, d)
 }
