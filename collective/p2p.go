@@ -70,7 +70,9 @@ func (c *Comm) p2p(a *driver.Call, k driver.Kind, buf Buffer, peer, tag int) (ok
 	if peer == ProcNull {
 		return false, nil, nil
 	}
-	*a = driver.Call{Kind: k, DType: buf.dt, Count: n, Peer: peer, Tag: tag, Vector: vec}
+	// a is zero (getCall, newRequest): its fields are set in place, as
+	// in blocking.
+	a.Kind, a.DType, a.Count, a.Peer, a.Tag, a.Vector = k, buf.dt, n, peer, tag, vec
 	if buf.mem != nil {
 		finish, err := c.stageP2P(k, a, buf)
 		return err == nil, finish, err
@@ -113,6 +115,7 @@ func (c *Comm) Send(ctx context.Context, buf Buffer, dest, tag int) error {
 // call left inside the library).
 var callPool = sync.Pool{New: func() any { return new(driver.Call) }}
 
+// getCall returns a zero Call (putCall zeroes what it takes back).
 func getCall() *driver.Call { return callPool.Get().(*driver.Call) }
 
 func putCall(a *driver.Call) {

@@ -15,6 +15,7 @@ package dtype
 
 import (
 	"errors"
+	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,31 @@ var dtypeInfo = [...]struct {
 	Int32Int:   {"int32int", 8},
 	Int64Int:   {"int64int", 16},
 }
+
+// dtypeShift is log2 of each type's size, by DType value: every size is
+// a power of two (init checks), so that Elems shifts instead of dividing.
+// A value that is no type has 63, which shifts any size to 0.
+var dtypeShift [256]uint8
+
+func init() {
+	for d := range dtypeShift {
+		dtypeShift[d] = 63
+	}
+	for d, t := range dtypeInfo {
+		if !DType(d).Valid() {
+			continue
+		}
+		if t.size&(t.size-1) != 0 {
+			panic("dtype: the size of " + t.name + " is not a power of two")
+		}
+		dtypeShift[d] = uint8(bits.TrailingZeros(uint(t.size)))
+	}
+}
+
+// Elems is the number of whole elements of d in n >= 0 bytes (0 for an
+// invalid DType). Small enough to inline: the front end asks it on every
+// call.
+func (d DType) Elems(n int) int { return n >> dtypeShift[d] }
 
 // Size is the size of one element in bytes (0 for an invalid DType).
 func (d DType) Size() int {
