@@ -214,16 +214,17 @@ func (ep *endpoint) checkProbe(p *peer, comm, seq uint64, d desc) *driver.Failur
 	ep.mu.Lock()
 	c := ep.comms[comm]
 	ep.mu.Unlock()
-	var cur *curOp
+	var cur curOp
+	running := false
 	if c != nil {
-		cur = c.cur.Load()
+		cur, running = c.cur.load()
 	}
 	switch {
-	case cur != nil && cur.seq == seq:
+	case running && cur.seq == seq:
 		if cur.d != d {
-			return c.mismatch(p.rank, cur, seq, d)
+			return c.mismatch(p.rank, &cur, seq, d)
 		}
-	case cur == nil || seq > cur.seq:
+	case !running || seq > cur.seq:
 		if p.probes == nil {
 			p.probes = make(map[uint64]probeNote)
 		}

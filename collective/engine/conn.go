@@ -117,7 +117,7 @@ type conn struct {
 	x       exec
 	scratch [2][]byte
 
-	cur atomic.Pointer[curOp] // the collective running, for the reader's mismatch checks
+	cur opState // the collective running, for the reader's mismatch checks
 
 	m       *matcher // point-to-point receives and messages not yet matched
 	sendSeq []uint64 // messages started to each rank; element r guarded by that peer's write lock
@@ -148,6 +148,49 @@ var (
 type curOp struct {
 	seq uint64
 	d   desc
+}
+
+// opState holds the curOp of the collective a conn runs: written by the
+// goroutine running the conn's collectives (one at a time) as each
+// starts, read by the link readers' mismatch checks on other goroutines.
+// A sequence lock over atomic words, so that starting an operation
+// allocates nothing (each used to publish a new curOp, a collection's
+// worth of garbage for a loop of small allreduces) and a reader never
+// sees half of one.
+type opState struct {
+	ver   atomic.Uint64 // odd while the words change; 0: no operation yet
+	seq   atomic.Uint64
+	kinds atomic.Uint64 // op, dtype, redop, algo and root, packed
+	count atomic.Uint64
+	outer atomic.Uint32
+}
+
+func (o *opState) store(seq uint64, d desc) {
+	o.ver.Add(1)
+	o.seq.Store(seq)
+	o.kinds.Store(uint64(d.op) | uint64(d.dtype)<<8 | uint64(d.redop)<<16 | uint64(d.algo)<<24 | uint64(uint32(d.root))<<32)
+	o.count.Store(d.count)
+	o.outer.Store(d.outer)
+	o.ver.Add(1)
+}
+
+// load returns the operation running, or false before the first.
+func (o *opState) load() (curOp, bool) {
+	for {
+		v := o.ver.Load()
+		if v == 0 {
+			return curOp{}, false
+		}
+		if v&1 != 0 {
+			continue // a store is a few instructions long
+		}
+		k := o.kinds.Load()
+		cur := curOp{seq: o.seq.Load(), d: desc{op: driver.Kind(k), dtype: driver.DType(k >> 8), redop: driver.Op(k >> 16),
+			algo: uint8(k >> 24), root: int32(uint32(k >> 32)), count: o.count.Load(), outer: o.outer.Load()}}
+		if o.ver.Load() == v {
+			return cur, true
+		}
+	}
 }
 
 const worldID = 1
@@ -214,8 +257,7 @@ func (c *conn) Run(ctx context.Context, a *driver.Call) error {
 func (c *conn) execute(ctx context.Context, d desc, alg *algorithm, a *driver.Call) error {
 	seq := c.seq
 	c.seq++
-	// A fresh curOp: readers of c.cur may still hold the last one.
-	c.cur.Store(&curOp{seq: seq, d: d})
+	c.cur.store(seq, d)
 	if c.ep.vote.Load() != nil {
 		// The vote opened before this rank's call showed.
 		c.ep.voteLate(c.id, seq, d)

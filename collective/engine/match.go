@@ -44,12 +44,12 @@ func (ep *endpoint) checkEarly(p *peer, key matchKey, d desc) *driver.Failure {
 	if c == nil {
 		return nil
 	}
-	cur := c.cur.Load()
-	if cur == nil {
+	cur, ok := c.cur.load()
+	if !ok {
 		return nil
 	}
 	if key.seq == cur.seq && d != cur.d || key.seq < cur.seq {
-		return c.mismatch(p.rank, cur, key.seq, d)
+		return c.mismatch(p.rank, &cur, key.seq, d)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (ep *endpoint) mismatchAt(comm, seq uint64, peer int, ours, theirs *desc, m
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if c := ep.comms[comm]; c != nil && c.parent != nil {
-		if cur := c.parent.cur.Load(); cur != nil {
+		if cur, ok := c.parent.cur.load(); ok {
 			comm, seq, ours, theirs = c.parent.id, cur.seq, &cur.d, nil
 		}
 	}
@@ -106,8 +106,8 @@ func (ep *endpoint) myCall(comm, seq uint64) (desc, bool) {
 	if c == nil {
 		return desc{}, false
 	}
-	cur := c.cur.Load()
-	if cur == nil || cur.seq != seq {
+	cur, ok := c.cur.load()
+	if !ok || cur.seq != seq {
 		return desc{}, false
 	}
 	return cur.d, true
