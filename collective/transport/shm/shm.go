@@ -626,21 +626,29 @@ func (l *Link) waitSpace(need uint64, whole bool) error {
 
 func (l *Link) WriteFrame(h *wire.Header, payload []byte) error {
 	h.Len = uint32(len(payload))
-	h.Encode(l.whdr[:])
 	// A frame that fits in the free space goes out with one publication,
 	// so the reader never finds a header whose payload is still coming.
+	// Its header is encoded in the ring where it does not wrap: encoded
+	// aside and copied, its bytes were read back in wide loads from the
+	// narrow stores that had just written them, a stall on every frame.
 	r := l.out
 	hd := atomic.LoadUint64(r.head)
 	if need := uint64(wire.HeaderSize + len(payload)); l.free(hd, need) >= need {
 		off := hd & r.mask
-		k := copy(r.data[off:], l.whdr[:])
-		copy(r.data, l.whdr[k:])
+		if off+wire.HeaderSize <= uint64(len(r.data)) {
+			h.Encode(r.data[off : off+wire.HeaderSize])
+		} else {
+			h.Encode(l.whdr[:])
+			k := copy(r.data[off:], l.whdr[:])
+			copy(r.data, l.whdr[k:])
+		}
 		off = (hd + wire.HeaderSize) & r.mask
-		k = copy(r.data[off:], payload)
+		k := copy(r.data[off:], payload)
 		copy(r.data, payload[k:])
 		l.publish(hd + uint64(wire.HeaderSize+len(payload)))
 		return nil
 	}
+	h.Encode(l.whdr[:])
 	if err := l.put(l.whdr[:], true); err != nil {
 		return err
 	}
@@ -738,6 +746,14 @@ func (l *Link) TryReadHeader(h *wire.Header) (bool, error) {
 			return false, io.EOF
 		}
 		return false, nil
+	}
+	// Decoded where it lies unless it wraps (as WriteFrame encodes it),
+	// and only then given back to the writer.
+	r := l.in
+	if off := atomic.LoadUint64(r.tail) & r.mask; off+wire.HeaderSize <= uint64(len(r.data)) {
+		err := l.decode(h, r.data[off:off+wire.HeaderSize])
+		l.take(nil, wire.HeaderSize)
+		return true, err
 	}
 	var b [wire.HeaderSize]byte
 	l.take(b[:], wire.HeaderSize)
