@@ -4,6 +4,7 @@ package shm
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weft-hpc/weft/internal/wire"
@@ -63,4 +64,58 @@ func BenchmarkPingPong(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "us/oneway")
+}
+
+// BenchmarkLineFloor is the host's floor under BenchmarkPingPong: two
+// threads hand a counter back and forth, in one cache line that carries
+// the data and its mark ("1line"), or with the mark in a line of its own
+// that the reader looks at before the data line ("2lines", as the ring's
+// head counter and frame are).
+func BenchmarkLineFloor(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("GOMAXPROCS < 2: both ends spin, each needs a CPU of its own")
+	}
+	type line struct { // apart as the ring's counters are (lineSize)
+		v atomic.Uint64
+		_ [lineSize - 8]byte
+	}
+	for _, split := range []bool{false, true} {
+		name := "1line"
+		if split {
+			name = "2lines"
+		}
+		b.Run(name, func(b *testing.B) {
+			var lines [2][2]line // [direction][mark, data]
+			side := func(out, in *[2]line, first bool, n int) (sum uint64) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				send := func(i uint64) {
+					if split {
+						out[1].v.Store(i)
+					}
+					out[0].v.Store(i)
+				}
+				for i := uint64(1); i <= uint64(n); i++ {
+					if first {
+						send(i)
+					}
+					for in[0].v.Load() != i {
+					}
+					if split {
+						sum += in[1].v.Load()
+					}
+					if !first {
+						send(i)
+					}
+				}
+				return sum
+			}
+			done := make(chan struct{})
+			b.ResetTimer()
+			go func() { side(&lines[1], &lines[0], false, b.N); close(done) }()
+			side(&lines[0], &lines[1], true, b.N)
+			<-done
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2000, "us/oneway")
+		})
+	}
 }
