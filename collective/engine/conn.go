@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,7 +183,8 @@ func (o *opState) load() (curOp, bool) {
 			return curOp{}, false
 		}
 		if v&1 != 0 {
-			continue // a store is a few instructions long
+			runtime.Gosched() // a store is a few instructions long, unless its goroutine was preempted
+			continue
 		}
 		k := o.kinds.Load()
 		cur := curOp{seq: o.seq.Load(), d: desc{op: driver.Kind(k), dtype: driver.DType(k >> 8), redop: driver.Op(k >> 16),
