@@ -330,9 +330,7 @@ func TestEarlyMismatch(t *testing.T) {
 func TestNonBlockingRecvReused(t *testing.T) {
 	cs := shmPair(t, time.Minute)
 	ctx := context.Background()
-	out, in := make([]byte, 64), make([]byte, 64)
-	send := &driver.Call{Kind: driver.Send, DType: driver.Uint8, Send: out, Count: 64, Peer: 1}
-	recv := &driver.Call{Kind: driver.Recv, DType: driver.Uint8, Recv: in, Count: 64, Peer: 0}
+	send, recv, out, in := pairCalls(64)
 	k := 0
 	exchange := func() {
 		k++

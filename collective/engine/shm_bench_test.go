@@ -87,6 +87,15 @@ func shmPairOf(b testing.TB, cfgs [2]config) [2]*conn {
 	return out
 }
 
+// pairCalls is a Send of n bytes from rank 0 to rank 1 and its Recv, over
+// the buffers it returns, for the pair tests to reuse call after call.
+func pairCalls(n int) (send, recv *driver.Call, out, in []byte) {
+	out, in = make([]byte, n), make([]byte, n)
+	send = &driver.Call{Kind: driver.Send, DType: driver.Uint8, Send: out, Count: n, Peer: 1}
+	recv = &driver.Call{Kind: driver.Recv, DType: driver.Uint8, Recv: in, Count: n, Peer: 0}
+	return send, recv, out, in
+}
+
 // BenchmarkAllReduceShm8B is the small-message latency of the engine over
 // one shared-memory pair, both ranks in this process on their own threads.
 func BenchmarkAllReduceShm8B(b *testing.B) {
@@ -170,10 +179,8 @@ func BenchmarkPingPongShm(b *testing.B) {
 func BenchmarkSendRecvShm(b *testing.B) {
 	cs := shmPair(b, time.Minute)
 	ctx := context.Background()
-	out, in := make([]byte, 8), make([]byte, 8)
 	// The calls are reused, as the front end's pool reuses them.
-	send := &driver.Call{Kind: driver.Send, DType: driver.Uint8, Send: out, Count: 8, Peer: 1}
-	recv := &driver.Call{Kind: driver.Recv, DType: driver.Uint8, Recv: in, Count: 8, Peer: 0}
+	send, recv, _, _ := pairCalls(8)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
